@@ -1,0 +1,388 @@
+"""Compile: a validated document + its catalog -> an immutable `CompiledPolicy`.
+
+Every entry is normalised, checked against the ASCII rule and expanded here, once. Every scope
+that a layer may apply is indexed by what selects it (agent id, provider key, channel, group
+id, sender key), so that resolving a run is a handful of lookups whatever the size of the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .catalog import FULL_PROFILE, Catalog
+from .diagnostics import Diagnostic, PolicyError, Severity, Source, suggestion
+from .entries import Entry, EntryList, Origin, build_list
+from .inventory import Tool, core_tools, mcp_tools
+from .located import LocationIndex, format_path
+from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
+from .names import ascii_problem, normalize
+
+DocPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerPolicy:
+    """One policy a layer may apply: `{allow?, deny?}` with its label and config scope."""
+
+    label: str
+    scope: str
+    allow: EntryList | None = None
+    deny: EntryList | None = None
+
+    @property
+    def restrictive(self) -> bool:
+        return self.allow is not None and self.allow.restrictive
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLists:
+    """A scope's `sandbox.tools` fields, kept apart: the sandbox layer falls back per field."""
+
+    allow: EntryList | None = None
+    also_allow: EntryList | None = None
+    deny: EntryList | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderScope:
+    profile: str | None
+    profile_source: Source | None
+    also_allow: EntryList | None
+    policy: LayerPolicy | None
+
+
+@dataclass(frozen=True, slots=True)
+class SenderTable:
+    """Sender keys of one `toolsBySender` map, normalised (`id:42`, `username:ada`, ...).
+
+    A matched key with an empty policy maps to None: a match that restricts nothing, yet
+    still wins over a less specific map.
+    """
+
+    label: str
+    policies: Mapping[str, LayerPolicy | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsScope:
+    """The global `tools` or one agent's `tools`, compiled."""
+
+    name: str
+    profile: str | None
+    profile_source: Source | None
+    also_allow: EntryList | None
+    policy: LayerPolicy | None
+    by_provider: Mapping[str, ProviderScope]
+    senders: SenderTable | None
+    sandbox: SandboxLists | None
+    subagents: LayerPolicy | None
+    subagent_allow: EntryList | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPolicy:
+    tools: LayerPolicy | None
+    senders: SenderTable | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelPolicy:
+    groups: Mapping[str, GroupPolicy] | None
+    accounts: Mapping[str, Mapping[str, GroupPolicy] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPolicy:
+    id: str
+    tools: ToolsScope | None
+    sandbox_mode: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledPolicy:
+    """Everything a resolve needs, built once, shared freely across threads."""
+
+    catalog: Catalog
+    root: str
+    files: tuple[str, ...]
+    global_tools: ToolsScope
+    defaults_tools: ToolsScope | None
+    agents: Mapping[str, AgentPolicy]
+    channels: Mapping[str, ChannelPolicy]
+    default_sandbox_mode: str
+    max_spawn_depth: int
+    main_key: str
+    session_scope: str
+    declared_tools: tuple[Tool, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    #: memoised layer policies assembled per context shape (they never change once built)
+    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+
+    def default_tools(self) -> list[Tool]:
+        return [*core_tools(self.catalog), *self.declared_tools]
+
+
+class _Compiler:
+    def __init__(self, doc: PolicyDocument, index: LocationIndex, catalog: Catalog) -> None:
+        self.doc = doc
+        self.index = index
+        self.catalog = catalog
+        self.problems: list[Diagnostic] = []
+
+    def report(self, code: str, message: str, path: DocPath, fix: str | None = None,
+               key: bool = False) -> None:
+        where = self.index.key(path) if key else self.index.value(path)
+        self.problems.append(Diagnostic.make(code, message, where, format_path(path), fix))
+
+    # -- entries ------------------------------------------------------------------------------
+
+    def entries(self, raw: Sequence[str] | None, path: DocPath, origin: Origin = "config") -> list[Entry]:
+        out: list[Entry] = []
+        for i, text in enumerate(raw or ()):
+            norm = normalize(text, self.catalog.aliases)
+            if not norm:
+                continue
+            bad = ascii_problem(norm)
+            if bad:
+                self.report("PC301", f'entry "{text.strip()}" in {format_path(path)}: {bad}',
+                            (*path, i), fix="retype the entry in plain ASCII")
+                continue
+            out.append(Entry(norm, text, format_path((*path, i)), self.index.value((*path, i)), origin))
+        return out
+
+    def entry_list(self, raw: Sequence[str] | None, path: DocPath, extra: Sequence[Entry] = (),
+                   origin: Origin = "config") -> EntryList:
+        return build_list(format_path(path), self.index.value(path),
+                          [*extra, *self.entries(raw, path, origin)],
+                          self.catalog.groups, self.catalog.covers)
+
+    def scope_policy(self, tp: ToolPolicy | None, path: DocPath, label: str) -> LayerPolicy | None:
+        """Semantics 6: allow, alsoAllow and deny of one scope -> one policy (or none)."""
+        if tp is None:
+            return None
+        if tp.allow and tp.also_allow:
+            self.report("PC303", "tools cannot set both allow and alsoAllow in the same scope",
+                        (*path, "alsoAllow"), key=True,
+                        fix="merge alsoAllow into allow, or remove allow and use profile + alsoAllow")
+        allow: EntryList | None = None
+        if tp.allow is not None:
+            allow = self.entry_list(tp.allow, (*path, "allow"))
+        elif tp.also_allow:
+            star = Entry("*", "*", format_path((*path, "alsoAllow")),
+                         self.index.value((*path, "alsoAllow")), "catalog")
+            allow = self.entry_list(tp.also_allow, (*path, "alsoAllow"), extra=[star])
+        deny = self.entry_list(tp.deny, (*path, "deny")) if tp.deny is not None else None
+        if allow is None and deny is None:
+            return None
+        return LayerPolicy(label, format_path(path), allow, deny)
+
+    def senders(self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str) -> SenderTable | None:
+        if raw is None:
+            return None
+        table: dict[str, LayerPolicy | None] = {}
+        for key, tp in raw.items():
+            norm = self.sender_key(key, (*path, key))
+            if norm is None:
+                continue
+            if norm in table:
+                self.report("PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True)
+                continue
+            table[norm] = self.scope_policy(tp, (*path, key), label)
+        return SenderTable(label, table)
+
+    def sender_key(self, key: str, path: DocPath) -> str | None:
+        text = key.strip()
+        if text == "*":
+            return "*"
+        kind, sep, value = text.partition(":")
+        kind = kind.lower()
+        if sep and kind in ("id", "e164", "username", "name", "channel"):
+            value = value.strip().lower()
+            if kind == "username":
+                value = value.removeprefix("@")
+            if kind == "channel":
+                channel, _, sender_id = value.partition(":")
+                if not channel or not sender_id.strip():
+                    self.report("PC307", f'sender key "{key}" needs channel:<channel>:<id>', path, key=True)
+                    return None
+                return f"channel:{channel.strip()}:{sender_id.strip()}"
+            if not value:
+                self.report("PC307", f'sender key "{key}" has an empty value', path, key=True)
+                return None
+            return f"{kind}:{value}"
+        if not text:
+            self.report("PC307", "empty sender key", path, key=True)
+            return None
+        self.report("PC403", f'untyped sender key "{key}" is matched as a sender id only', path,
+                    key=True, fix=f'write "id:{text}"')
+        return f"id:{text.lower()}"
+
+    def check_profile(self, name: str | None, path: DocPath) -> str | None:
+        if name is None:
+            return None
+        norm = name.strip().lower()
+        if norm not in self.catalog.profiles:
+            known = sorted(self.catalog.profiles)
+            self.report("PC302", f'unknown profile "{name}" (catalog {self.catalog.name} has '
+                        f'{", ".join(known)})', path, fix=suggestion(norm, known))
+            return None
+        return norm
+
+    # -- scopes -------------------------------------------------------------------------------
+
+    def tools_scope(self, tc: ToolsConfig | None, path: DocPath, name: str, agent: str | None) -> ToolsScope:
+        tc = tc or ToolsConfig()
+        prefix = f"agents.{agent}." if agent else ""
+        profile = self.check_profile(tc.profile, (*path, "profile"))
+        also = (self.entry_list(tc.also_allow, (*path, "alsoAllow"))
+                if tc.also_allow is not None else None)
+        policy = self.scope_policy(tc, path, f"{prefix}tools.allow")
+        by_provider: dict[str, ProviderScope] = {}
+        for key, ptc in (tc.by_provider or {}).items():
+            ppath = (*path, "byProvider", key)
+            norm = self.provider_key(key)
+            if norm in by_provider:
+                self.report("PC306", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
+                continue
+            by_provider[norm] = ProviderScope(
+                self.check_profile(ptc.profile, (*ppath, "profile")),
+                self.index.value((*ppath, "profile")),
+                self.entry_list(ptc.also_allow, (*ppath, "alsoAllow")) if ptc.also_allow is not None else None,
+                self.scope_policy(ptc, ppath, f"{prefix}tools.byProvider.allow"),
+            )
+        senders = self.senders(tc.tools_by_sender, (*path, "toolsBySender"), f"{prefix}tools.toolsBySender")
+        sandbox = None
+        if tc.sandbox is not None and tc.sandbox.tools is not None:
+            st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
+            sandbox = SandboxLists(
+                self.entry_list(st.allow, (*spath, "allow")) if st.allow is not None else None,
+                self.entry_list(st.also_allow, (*spath, "alsoAllow")) if st.also_allow is not None else None,
+                self.entry_list(st.deny, (*spath, "deny")) if st.deny is not None else None,
+            )
+        subagents = subagent_allow = None
+        if tc.subagents is not None and tc.subagents.tools is not None:
+            spath = (*path, "subagents", "tools")
+            subagents = self.scope_policy(tc.subagents.tools, spath, "subagent tools.allow")
+            subagent_allow = subagents.allow if subagents else None
+        return ToolsScope(name, profile, self.index.value((*path, "profile")), also, policy,
+                          by_provider, senders, sandbox, subagents, subagent_allow)
+
+    def provider_key(self, key: str) -> str:
+        text = key.strip().lower()
+        provider, slash, model = text.partition("/")
+        provider = self.catalog.canonical_provider(provider)
+        return f"{provider}/{model}" if slash else provider
+
+    def group(self, gc: GroupConfig, path: DocPath) -> GroupPolicy:
+        return GroupPolicy(self.scope_policy(gc.tools, (*path, "tools"), "group tools.allow"),
+                           self.senders(gc.tools_by_sender, (*path, "toolsBySender"),
+                                        "group tools.toolsBySender"))
+
+    def groups(self, raw: Mapping[str, GroupConfig] | None, path: DocPath) -> Mapping[str, GroupPolicy] | None:
+        if raw is None:
+            return None
+        return {gid: self.group(gc, (*path, gid)) for gid, gc in raw.items()}
+
+    def agents(self) -> dict[str, AgentPolicy]:
+        out: dict[str, AgentPolicy] = {}
+        agents = self.doc.agents
+        if agents is None:
+            return out
+        rows: list[tuple[str, AgentEntry, DocPath]] = [
+            (aid, entry, ("agents", "entries", aid)) for aid, entry in (agents.entries or {}).items()]
+        for i, item in enumerate(agents.legacy_list or ()):
+            rows.append((item.id, item, ("agents", "list", i)))
+        if agents.legacy_list:
+            self.report("PC408", "agents.list is the legacy shape of agents.entries",
+                        ("agents", "list"), key=True, fix="run `policyctl fmt --migrate`")
+        for aid, entry, path in rows:
+            norm = aid.strip().lower()
+            if not norm:
+                self.report("PC203", "agent id must not be empty", path, key=True)
+                continue
+            if norm in out:
+                self.report("PC306", f'agent "{aid}" is defined twice', path, key=True)
+                continue
+            scope = self.tools_scope(entry.tools, (*path, "tools"), f"agents.{norm}", norm) \
+                if entry.tools is not None else None
+            out[norm] = AgentPolicy(norm, scope, entry.sandbox.mode if entry.sandbox else None)
+        return out
+
+    def channels(self) -> dict[str, ChannelPolicy]:
+        out: dict[str, ChannelPolicy] = {}
+        for name, cc in (self.doc.channels or {}).items():
+            path: DocPath = ("channels", name)
+            accounts = {acct: self.groups(ac.groups, (*path, "accounts", acct, "groups"))
+                        for acct, ac in (cc.accounts or {}).items()}
+            out[name.strip().lower()] = ChannelPolicy(self.groups(cc.groups, (*path, "groups")), accounts)
+        return out
+
+    def declared_tools(self) -> tuple[Tool, ...]:
+        inv = self.doc.inventory
+        if inv is None:
+            return ()
+        tools = [Tool(p.name, p.plugin_id, p.optional) for p in inv.plugins or ()]
+        servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
+        tools.extend(mcp_tools(servers))
+        for i, t in enumerate(tools):
+            bad = ascii_problem(normalize(t.name, self.catalog.aliases))
+            if bad:
+                self.report("PC301", f'tool name "{t.name}": {bad}', ("inventory", "plugins", i, "name"))
+        return tuple(tools)
+
+
+def compile_document(doc: PolicyDocument, index: LocationIndex, catalog: Catalog,
+                     root: str = "<policy>", files: Sequence[str] = ()) -> CompiledPolicy:
+    """Compile or raise `PolicyError` with every error found (warnings ride along)."""
+    c = _Compiler(doc, index, catalog)
+    global_tools = c.tools_scope(doc.tools, ("tools",), "tools", None)
+    defaults = doc.agents.defaults if doc.agents else None
+    defaults_tools = (c.tools_scope(defaults.tools, ("agents", "defaults", "tools"),
+                                    "agents.defaults", "defaults")
+                      if defaults and defaults.tools else None)
+    agents = c.agents()
+    channels = c.channels()
+    declared = c.declared_tools()
+    session = doc.session
+    errors = [d for d in c.problems if d.severity is Severity.ERROR]
+    if errors:
+        raise PolicyError(c.problems)
+    return CompiledPolicy(
+        catalog=catalog,
+        root=root,
+        files=tuple(files) or (root,),
+        global_tools=global_tools,
+        defaults_tools=defaults_tools,
+        agents=agents,
+        channels=channels,
+        default_sandbox_mode=(defaults.sandbox.mode if defaults and defaults.sandbox and
+                              defaults.sandbox.mode else "off"),
+        max_spawn_depth=(defaults.subagents.max_spawn_depth if defaults and defaults.subagents and
+                         defaults.subagents.max_spawn_depth else 1),
+        main_key=(session.main_key if session and session.main_key else "main").strip().lower(),
+        session_scope=(session.scope if session and session.scope else "per-sender"),
+        declared_tools=declared,
+        diagnostics=tuple(sorted(c.problems, key=Diagnostic.sort_key)),
+    )
+
+
+def profile_entries(catalog: Catalog, name: str) -> list[Entry]:
+    return [Entry(e, e, f"profile {name}", None, "profile") for e in catalog.profiles[name]]
+
+
+def catalog_entries(names: Sequence[str], catalog: Catalog, key: str) -> list[Entry]:
+    out = []
+    for raw in names:
+        norm = normalize(raw, catalog.aliases)
+        if norm:
+            out.append(Entry(norm, raw, key, None, "catalog"))
+    return out
+
+
+def relative_catalog_dir(index: LocationIndex, root: str) -> Path:
+    where = index.value(("catalog",))
+    base = where.file if where and not where.file.startswith("<") else root
+    return Path(base).parent

@@ -1,0 +1,124 @@
+"""Context: what is known about one run, and what can be derived from its session keys.
+
+`RunContext` is what a caller supplies. `SessionInfo` is what a session key says (agent,
+channel, account, group, subagent depth); the resolver trusts the session key over any
+caller-supplied channel or group (semantics 7.4), so a caller cannot pick a looser group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Trigger = Literal["user", "cron", "memory", "skill", "spawn", "gateway"]
+TRIGGERS: tuple[str, ...] = ("user", "cron", "memory", "skill", "spawn", "gateway")
+
+
+@dataclass(frozen=True, slots=True)
+class Sender:
+    id: str | None = None
+    e164: str | None = None
+    username: str | None = None
+    name: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.id or self.e164 or self.username or self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """What a run hands down: the allow list a child (or a cron job) may not exceed.
+
+    `allow=None` means no cap; `allow=()` means no tools at all (a cron job's `toolsAllow: []`).
+    `deny` is carried along every generation.
+    """
+
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+    source: str = "parent run"
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    agent: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    channel: str | None = None
+    account: str | None = None
+    group: str | None = None
+    sender: Sender = field(default_factory=Sender)
+    is_owner: bool = False
+    session_key: str | None = None
+    spawned_by: str | None = None
+    subagent_depth: int | None = None
+    parent: Capture | None = None
+    trigger: Trigger = "user"
+
+    def with_(self, **changes: object) -> RunContext:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    agent: str | None = None
+    rest: str = ""
+    channel: str | None = None
+    account: str | None = None
+    group: str | None = None
+    subagent_depth: int = 0
+    is_subagent: bool = False
+
+
+_GROUP_KINDS = ("group", "channel")
+
+
+def parse_session_key(key: str | None) -> SessionInfo:
+    """Read OpenClaw-style session keys.
+
+    `agent:<id>:<rest>` where rest is the main key (`main`), `<channel>:group:<id>`,
+    `<channel>:<account>:group:<id>`, `<channel>:channel:<id>`, `<channel>:dm:<peer>`,
+    `subagent:<uuid>` (nested: `subagent:<a>:subagent:<b>`) or `cron:<job>`.
+    """
+    if not key:
+        return SessionInfo()
+    text = key.strip()
+    agent = None
+    rest = text
+    parts = text.split(":")
+    if len(parts) >= 3 and parts[0].lower() == "agent":
+        agent = parts[1].strip().lower() or None
+        rest = ":".join(parts[2:])
+    segments = rest.split(":")
+    depth = sum(1 for s in segments if s.lower() == "subagent")
+    is_subagent = bool(segments) and segments[0].lower() == "subagent"
+    channel = account = group = None
+    if not is_subagent and len(segments) >= 3:
+        for i in (1, 2):
+            if i < len(segments) - 1 and segments[i].lower() in _GROUP_KINDS:
+                channel = segments[0].strip().lower() or None
+                account = segments[1] if i == 2 else None
+                group = ":".join(segments[i + 1 :]) or None
+                break
+    return SessionInfo(agent, rest, channel, account, group, depth, is_subagent)
+
+
+def group_candidates(group_id: str) -> tuple[str, ...]:
+    """The id itself, then the thread-less and sender-less forms (semantics 7.4)."""
+    out = [group_id]
+    topic = group_id.find(":topic:")
+    sender = group_id.find(":sender:")
+    if topic >= 0:
+        base = group_id[:topic]
+        after = group_id[topic + len(":topic:"):]
+        sender_in_topic = after.find(":sender:")
+        if sender_in_topic >= 0:
+            out.append(group_id[: topic + len(":topic:") + sender_in_topic])
+        out.append(base)
+    elif sender >= 0:
+        out.append(group_id[:sender])
+    seen: list[str] = []
+    for c in out:
+        if c and c not in seen:
+            seen.append(c)
+    return tuple(seen)

@@ -1,0 +1,397 @@
+"""Load: bytes -> located values, for YAML, TOML and JSON, then `extends` merging.
+
+YAML is read from ruamel.yaml's event stream, never through a constructor: no tag can build
+an object, aliases are counted (not expanded) so an alias bomb fails after a few events, depth
+is checked as events arrive, duplicate keys are refused, and every key and item keeps its line
+and column. JSON goes through the same reader (JSON is YAML 1.2), so it is located as well.
+TOML is parsed by tomllib and located by `tomlpos`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+from .diagnostics import Diagnostic, PolicyError, Source
+from .located import LocationIndex, LocMap, LocSeq, flatten
+from .settings import Limits, default_limits
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDocument:
+    """A policy document after `extends` merging: plain data plus where each value was written."""
+
+    data: dict[str, Any]
+    locations: LocationIndex
+    root: str
+    files: tuple[str, ...]
+
+
+def _fail(code: str, message: str, source: Source | None = None, fix: str | None = None,
+          path: str = "") -> PolicyError:
+    return PolicyError([Diagnostic.make(code, message, source, path=path, fix=fix)])
+
+
+# -- bytes -> text ---------------------------------------------------------------------------
+
+def read_text(path: FsPath, limits: Limits, shown: str | None = None) -> str:
+    name = shown or str(path)
+    try:
+        size = path.stat().st_size
+        if size > limits.max_file_bytes:
+            raise _fail("PC106", f"file is {size} bytes; the limit is {limits.max_file_bytes}",
+                        Source(name, 1, 1), fix="raise POLICYCTL_MAX_FILE_BYTES if this is intended")
+        raw = path.read_bytes()
+    except PolicyError:
+        raise
+    except OSError as exc:
+        raise _fail("PC101", f"cannot read {name}: {exc.strerror or exc}") from None
+    return decode(raw, name, limits)
+
+
+def decode(raw: bytes, name: str, limits: Limits) -> str:
+    if len(raw) > limits.max_file_bytes:
+        raise _fail("PC106", f"file is {len(raw)} bytes; the limit is {limits.max_file_bytes}",
+                    Source(name, 1, 1))
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise _fail("PC102", "file is UTF-16; policy files must be UTF-8", Source(name, 1, 1),
+                    fix="re-save the file as UTF-8")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]  # a UTF-8 byte order mark is harmless: accept and drop it
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise _fail("PC102", f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
+                    Source(name, line, column), fix="re-save the file as UTF-8") from None
+
+
+def detect_format(name: str) -> str:
+    lower = name.lower()
+    if lower.endswith(".toml"):
+        return "toml"
+    if lower.endswith((".json", ".json5")):
+        return "json"
+    return "yaml"
+
+
+def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
+    """Text -> a located top-level mapping (an empty file is an empty mapping)."""
+    if fmt == "toml":
+        return _parse_toml(text, name, limits)
+    value = _YamlReader(name, limits).read(text)
+    if value is None:
+        return LocMap(Source(name, 1, 1))
+    if not isinstance(value, LocMap):
+        raise _fail("PC202", "the top level of a policy file must be a mapping",
+                    getattr(value, "src", None) or Source(name, 1, 1))
+    return value
+
+
+# -- YAML (and JSON) --------------------------------------------------------------------------
+
+_NULL = re.compile(r"(?:~|null|Null|NULL|)\Z")
+_TRUE = re.compile(r"(?:true|True|TRUE)\Z")
+_FALSE = re.compile(r"(?:false|False|FALSE)\Z")
+_INT = re.compile(r"[-+]?[0-9]+\Z")
+_INT_OCT = re.compile(r"0o[0-7]+\Z")
+_INT_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"),
+                  ".nan": float("nan")}
+_STD = "tag:yaml.org,2002:"
+_PLAIN_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")} | {"!"}
+
+
+def resolve_plain(text: str) -> Any:
+    """YAML 1.2 core schema for a plain (unquoted) scalar."""
+    if _NULL.match(text):
+        return None
+    if _TRUE.match(text):
+        return True
+    if _FALSE.match(text):
+        return False
+    if _INT.match(text):
+        return int(text)
+    if _INT_OCT.match(text):
+        return int(text[2:], 8)
+    if _INT_HEX.match(text):
+        return int(text[2:], 16)
+    if _FLOAT.match(text):
+        return float(text)
+    return _SPECIAL_FLOAT.get(text.lower(), text)
+
+
+def _tagged_scalar(tag: str, text: str, src: Source) -> Any:
+    kind = tag[len(_STD):] if tag.startswith(_STD) else "str"
+    value = resolve_plain(text)
+    expected = {"str": str, "int": int, "float": float, "bool": bool, "null": type(None)}
+    if kind == "str":
+        return text
+    if kind == "float" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, expected.get(kind, str)) or (kind == "int" and isinstance(value, bool)):
+        raise _fail("PC202", f"{text!r} is not a valid !!{kind}", src)
+    return value
+
+
+class _Frame:
+    __slots__ = ("anchor", "container", "key", "key_src", "size")
+
+    def __init__(self, container: LocMap | LocSeq, anchor: str | None) -> None:
+        self.container = container
+        self.anchor = anchor
+        self.key: str | None = None
+        self.key_src: Source | None = None
+        self.size = 1
+
+
+class _YamlReader:
+    def __init__(self, name: str, limits: Limits) -> None:
+        self.name = name
+        self.limits = limits
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.total = 0
+        self.root: Any = None
+        self.documents = 0
+
+    def src(self, event: Any) -> Source:
+        mark = event.start_mark
+        return Source(self.name, mark.line + 1, mark.column + 1)
+
+    def read(self, text: str) -> Any:
+        from ruamel.yaml import YAML
+        from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+        parser = YAML(typ="safe", pure=True)
+        try:
+            for event in parser.parse(text):
+                self.on_event(event)
+        except PolicyError:
+            raise
+        except MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = Source(self.name, mark.line + 1, mark.column + 1) if mark else None
+            problem = exc.problem or exc.context or "invalid YAML"
+            raise _fail("PC103", f"YAML syntax error: {problem}", where) from None
+        except (YAMLError, ValueError) as exc:
+            raise _fail("PC103", f"YAML syntax error: {exc}", Source(self.name, 1, 1)) from None
+        except RecursionError:
+            raise _fail("PC107", "nesting too deep to parse", Source(self.name, 1, 1)) from None
+        return self.root
+
+    def on_event(self, event: Any) -> None:
+        kind = type(event).__name__
+        if kind == "ScalarEvent":
+            self.on_scalar(event)
+        elif kind in ("MappingStartEvent", "SequenceStartEvent"):
+            self.check_tag(event, _STD + ("map" if kind == "MappingStartEvent" else "seq"))
+            if len(self.stack) >= self.limits.max_depth:
+                raise _fail("PC107", f"nesting deeper than {self.limits.max_depth} levels",
+                            self.src(event))
+            self.require_value_slot(event)
+            container: LocMap | LocSeq = (LocMap(self.src(event)) if kind == "MappingStartEvent"
+                                          else LocSeq(self.src(event)))
+            self.count(1, event)
+            self.stack.append(_Frame(container, event.anchor))
+        elif kind in ("MappingEndEvent", "SequenceEndEvent"):
+            frame = self.stack.pop()
+            if frame.anchor is not None:
+                self.anchors[frame.anchor] = (frame.container, frame.size)
+            self.emit(frame.container, frame.container.src, frame.size, counted=True)
+        elif kind == "AliasEvent":
+            if event.anchor not in self.anchors:
+                raise _fail("PC103", f"unknown alias *{event.anchor}", self.src(event))
+            value, size = self.anchors[event.anchor]
+            self.require_value_slot(event)
+            self.count(size, event)
+            self.emit(value, self.src(event), size, counted=True)
+        elif kind == "DocumentStartEvent":
+            self.documents += 1
+            if self.documents > 1:
+                raise _fail("PC110", "a policy file holds one YAML document, this one holds more",
+                            self.src(event), fix="split the documents into separate files")
+
+    def check_tag(self, event: Any, default: str) -> None:
+        tag = event.tag
+        if tag is None:
+            return
+        text = str(getattr(tag, "value", tag))
+        if text not in _PLAIN_TAGS and text != default:
+            raise _fail("PC105", f"YAML tag {text} is not allowed", self.src(event),
+                        fix="remove the tag; policy values are plain strings, lists and mappings")
+
+    def count(self, size: int, event: Any) -> None:
+        self.total += size
+        if self.total > self.limits.max_nodes:
+            raise _fail("PC108", f"more than {self.limits.max_nodes} nodes after alias expansion",
+                        self.src(event), fix="remove the aliases that multiply the document")
+
+    def require_value_slot(self, event: Any) -> None:
+        if self.stack and isinstance(self.stack[-1].container, LocMap) and self.stack[-1].key is None:
+            raise _fail("PC110", "mapping keys must be plain scalars", self.src(event))
+
+    def on_scalar(self, event: Any) -> None:
+        src = self.src(event)
+        tag = event.tag
+        tag_text = str(getattr(tag, "value", tag)) if tag is not None else None
+        if tag_text is not None:
+            self.check_tag(event, _STD + "str")
+        top = self.stack[-1] if self.stack else None
+        if top is not None and isinstance(top.container, LocMap) and top.key is None:
+            # Keys are always text, as written: an unquoted group id `-100123` stays a string.
+            if event.value == "<<" and event.style is None:
+                raise _fail("PC110", "YAML merge keys (<<) are not supported", src,
+                            fix="use `extends:` to share settings between files")
+            if event.value in top.container:
+                first = top.container.key_src.get(event.value)
+                where = f" (first at line {first.line})" if first else ""
+                raise _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+            top.key, top.key_src = event.value, src
+            self.count(1, event)
+            return
+        if tag_text is not None and tag_text != "!":
+            value = _tagged_scalar(tag_text, event.value, src)
+        elif event.style is None and tag_text is None:
+            value = resolve_plain(event.value)
+        else:
+            value = event.value
+        self.count(1, event)
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1)
+        self.emit(value, src, 1, counted=True)
+
+    def emit(self, value: Any, src: Source | None, size: int, counted: bool) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        frame.size += size
+        container = frame.container
+        if isinstance(container, LocSeq):
+            container.add(value, src)
+        else:
+            assert frame.key is not None
+            container.put(frame.key, value, frame.key_src, src)
+            frame.key = frame.key_src = None
+
+
+# -- TOML -------------------------------------------------------------------------------------
+
+_TOML_POS = re.compile(r"at line (\d+), column (\d+)")
+
+
+def _parse_toml(text: str, name: str, limits: Limits) -> LocMap:
+    from .tomlpos import locate_toml
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_POS.search(str(exc))
+        where = Source(name, int(found[1]), int(found[2])) if found else Source(name, 1, 1)
+        message = _TOML_POS.sub("", str(exc)).strip(" ()")
+        raise _fail("PC103", f"TOML syntax error: {message}", where) from None
+    except RecursionError:
+        raise _fail("PC107", "nesting too deep to parse", Source(name, 1, 1)) from None
+    return locate_toml(data, text, name, limits)
+
+
+# -- extends ----------------------------------------------------------------------------------
+
+def load_document(path: str | FsPath, limits: Limits | None = None,
+                  text: str | None = None) -> LoadedDocument:
+    """Read a policy file and everything it `extends`, merged, with locations kept."""
+    limits = limits or default_limits()
+    root = FsPath(path)
+    files: list[str] = []
+    merged = _load_with_extends(root, limits, (), files, text, None)
+    data, index = flatten(merged)
+    return LoadedDocument(data, index, str(root), tuple(files))
+
+
+def _load_with_extends(path: FsPath, limits: Limits, chain: tuple[FsPath, ...],
+                       files: list[str], text: str | None, named_at: Source | None) -> LocMap:
+    real = path.resolve()
+    if real in chain:
+        cycle = " -> ".join(p.name for p in (*chain, real))
+        raise _fail("PC109", f"extends cycle: {cycle}", named_at)
+    if len(chain) > limits.max_extends:
+        raise _fail("PC109", f"more than {limits.max_extends} levels of extends", named_at)
+    shown = str(path)
+    if text is None:
+        if not path.exists():
+            raise _fail("PC101", f"{shown} does not exist", named_at)
+        text = read_text(path, limits, shown)
+    files.append(shown)
+    doc = parse_text(text, shown, detect_format(shown), limits)
+    parents = doc.pop("extends", None)
+    if parents is None:
+        return doc
+    where = doc.val_src.get("extends") or doc.src
+    items: list[tuple[Any, Source | None]]
+    if isinstance(parents, str):
+        items = [(parents, where)]
+    elif isinstance(parents, list):
+        items = list(zip(parents, getattr(parents, "item_src", [where] * len(parents)), strict=False))
+    else:
+        raise _fail("PC202", "extends must be a path or a list of paths", where, path="extends")
+    base: LocMap | None = None
+    for item, item_src in items:
+        if not isinstance(item, str) or not item.strip():
+            raise _fail("PC202", "extends entries must be non-empty paths", item_src, path="extends")
+        target = path.parent / item
+        loaded = _load_with_extends(target, limits, (*chain, real), files, None, item_src)
+        base = loaded if base is None else merge(base, loaded)
+    assert base is not None or not items
+    return merge(base, doc) if base is not None else doc
+
+
+def merge(base: LocMap, over: LocMap, path: tuple[str, ...] = ()) -> LocMap:
+    """Deep-merge mappings; lists are replaced, except `deny` lists, which are unioned.
+
+    A base file's deny can never be dropped by a file that extends it, and neither can any
+    base value be erased with `null` (that would drop a deny list by the back door).
+    """
+    out = LocMap(over.src or base.src)
+    for key, value in base.items():
+        out.put(key, value, base.key_src.get(key), base.val_src.get(key))
+    for key, value in over.items():
+        key_src, val_src = over.key_src.get(key), over.val_src.get(key)
+        if key not in base:
+            out.put(key, value, key_src, val_src)
+            continue
+        old = base[key]
+        if value is None and old is not None:
+            raise _fail("PC203", f'"{key}" is set in an extended file; null here would erase it',
+                        val_src or key_src, path=".".join((*path, key)),
+                        fix="remove this key, or override the fields you mean to change")
+        if isinstance(old, LocMap) and isinstance(value, LocMap):
+            out.put(key, merge(old, value, (*path, key)), key_src, val_src)
+        elif key == "deny" and isinstance(old, LocSeq) and isinstance(value, LocSeq):
+            out.put(key, _union(old, value), key_src, val_src)
+        else:
+            out.put(key, value, key_src, val_src)
+    return out
+
+
+def _union(first: LocSeq, second: LocSeq) -> LocSeq:
+    out = LocSeq(second.src or first.src)
+    seen: set[Any] = set()
+    for seq in (first, second):
+        for item, src in zip(seq, seq.item_src, strict=False):
+            marker = item.strip().lower() if isinstance(item, str) else repr(item)
+            if marker not in seen:
+                seen.add(marker)
+                out.add(item, src)
+    return out

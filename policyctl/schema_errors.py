@@ -1,0 +1,80 @@
+"""Validate: pydantic's errors -> located diagnostics with a fix where one is known."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from .diagnostics import Diagnostic, suggestion
+from .located import LocationIndex, format_path
+
+_TYPE_NAMES = {
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "bool_type": "true or false",
+    "int_type": "an integer",
+}
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f'the string "{value}"'
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def diagnostics_from_validation(exc: ValidationError, index: LocationIndex, *,
+                                code_for_extra: str = "PC201",
+                                known_keys: Iterable[str] = ()) -> list[Diagnostic]:
+    """One diagnostic per distinct problem, located at the key or value that caused it."""
+    known = sorted(set(known_keys))
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, tuple[Any, ...]]] = set()
+    for err in exc.errors():
+        # Union members each report the same spot; keep the first report per path and kind.
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        kind = err["type"]
+        path = tuple(p for p in loc if not _is_union_tag(p))
+        marker = (kind if kind in ("extra_forbidden", "missing") else "type", path)
+        if marker in seen or any(s[1] == path for s in seen):
+            continue
+        seen.add(marker)
+        shown = format_path(path)
+        if kind == "extra_forbidden":
+            key = str(path[-1])
+            out.append(Diagnostic.make(code_for_extra, f'unknown key "{key}" in {format_path(path[:-1]) or "the document"}',
+                                       index.key(path), shown, suggestion(key, known)))
+        elif kind == "missing":
+            out.append(Diagnostic.make("PC204", f'missing key "{path[-1]}" in {format_path(path[:-1])}',
+                                       index.value(path[:-1]), shown))
+        elif kind in ("literal_error", "enum"):
+            expected = err.get("ctx", {}).get("expected", "")
+            out.append(Diagnostic.make("PC203", f"{shown}: {_describe(err.get('input'))} is not "
+                                       f"allowed; expected {expected}", index.value(path), shown))
+        elif kind.startswith(("greater_than", "less_than")):
+            out.append(Diagnostic.make("PC203", f"{shown}: {err['msg'].lower()}",
+                                       index.value(path), shown))
+        else:
+            wanted = _TYPE_NAMES.get(kind, err["msg"].lower().removeprefix("input should be "))
+            out.append(Diagnostic.make("PC202", f"{shown}: expected {wanted}, got "
+                                       f"{_describe(err.get('input'))}", index.value(path), shown))
+    return out
+
+
+def _is_union_tag(part: Any) -> bool:
+    return isinstance(part, str) and (part.startswith(("list[", "dict[", "nullable[")) or
+                                      part in ("str", "int", "bool", "none"))

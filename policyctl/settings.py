@@ -1,0 +1,49 @@
+"""policyctl's own settings: limits of the loader, read from POLICYCTL_* environment variables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Bounds that keep a hostile or broken file from eating time or memory."""
+
+    max_file_bytes: int = 5 * 1024 * 1024
+    max_depth: int = 64
+    max_nodes: int = 2_000_000
+    max_extends: int = 32
+
+
+@lru_cache(maxsize=1)
+def default_limits() -> Limits:
+    """Limits from the environment (POLICYCTL_MAX_FILE_BYTES, ..._MAX_DEPTH, ..._MAX_NODES).
+
+    pydantic-settings does the reading and type-checking; it is imported here, not at module
+    import, so that `policyctl --version` stays fast.
+    """
+    from pydantic_settings import BaseSettings, SettingsConfigDict
+
+    from pydantic import Field, ValidationError
+
+    base = Limits()
+
+    class PolicyctlSettings(BaseSettings):
+        model_config = SettingsConfigDict(env_prefix="POLICYCTL_", extra="ignore")
+        max_file_bytes: int = Field(base.max_file_bytes, gt=0)
+        max_depth: int = Field(base.max_depth, gt=0)
+        max_nodes: int = Field(base.max_nodes, gt=0)
+        max_extends: int = Field(base.max_extends, gt=0)
+
+    try:
+        s = PolicyctlSettings()
+    except ValidationError as exc:
+        from .diagnostics import Diagnostic, PolicyError
+
+        raise PolicyError([
+            Diagnostic.make("PC203", f"environment variable POLICYCTL_{str(err['loc'][0]).upper()}: "
+                            f"{err['msg']}")
+            for err in exc.errors()
+        ]) from None
+    return Limits(s.max_file_bytes, s.max_depth, s.max_nodes, s.max_extends)
