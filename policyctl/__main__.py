@@ -1,0 +1,3 @@
+from policyctl.cli.main import main
+
+raise SystemExit(main())

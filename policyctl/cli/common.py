@@ -1,0 +1,170 @@
+"""What the subcommands share: the context flags, loading a policy, printing JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..compile import CompiledPolicy
+    from ..context import RunContext
+    from ..inventory import Tool
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad flags or unreadable input: exit 2 with the message."""
+
+
+def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> None:
+    """The flags that describe a run. `explain` uses `--tool` for the tool it explains, so
+    there the inventory addition is spelled `--add-tool` only (accepted everywhere)."""
+    g = p.add_argument_group("run context")
+    g.add_argument("--agent", help="agent id")
+    g.add_argument("--provider", help="model provider, e.g. openai")
+    g.add_argument("--model", help="model id, e.g. gpt-5.4")
+    g.add_argument("--channel", help="chat channel, e.g. telegram")
+    g.add_argument("--account", help="channel account id")
+    g.add_argument("--group", help="group id (ignored when a session key says otherwise)")
+    g.add_argument("--sender-id")
+    g.add_argument("--sender-e164")
+    g.add_argument("--sender-username")
+    g.add_argument("--sender-name")
+    g.add_argument("--owner", action="store_true", default=None, help="the sender is the owner")
+    g.add_argument("--session-key", help="e.g. agent:coder:telegram:group:-100123")
+    g.add_argument("--spawned-by", help="the parent session key of a spawned run")
+    g.add_argument("--subagent-depth", type=int)
+    g.add_argument("--parent-tools", help="comma-separated tools of the parent run (inheritance)")
+    g.add_argument("--trigger", choices=["user", "cron", "memory", "skill", "spawn", "gateway"])
+    g.add_argument("--context", metavar="FILE", help="YAML/JSON file with the same fields")
+    g.add_argument("--tool-inventory", metavar="FILE",
+                   help='JSON list of {"name", "pluginId", "optional"}: the run\'s whole inventory')
+    flags = ["--tool", "--add-tool"] if tool_flag else ["--add-tool"]
+    g.add_argument(*flags, action="append", default=[], metavar="NAME[@PLUGIN]", dest="extra_tools",
+                   help="add a tool to the inventory (repeatable)")
+
+
+_CONTEXT_FIELDS = {
+    "agent", "provider", "model", "channel", "account", "group", "sender", "owner", "sessionKey",
+    "spawnedBy", "subagentDepth", "parentTools", "trigger",
+}
+
+
+def _read_context_file(path: str) -> dict[str, Any]:
+    from ..diagnostics import PolicyError
+    from ..loader import load_document
+
+    try:
+        loaded = load_document(path)
+    except PolicyError as exc:
+        raise UsageError(str(exc)) from None
+    data = loaded.data
+    unknown = sorted(set(data) - _CONTEXT_FIELDS)
+    if unknown:
+        raise UsageError(f"{path}: unknown context field(s): {', '.join(unknown)} "
+                         f"(known: {', '.join(sorted(_CONTEXT_FIELDS))})")
+    sender = data.get("sender") or {}
+    if not isinstance(sender, dict) or set(sender) - {"id", "e164", "username", "name"}:
+        raise UsageError(f"{path}: sender must be a mapping of id, e164, username, name")
+    return data
+
+
+def context_from_args(args: argparse.Namespace) -> RunContext:
+    from ..context import TRIGGERS, Capture, RunContext, Sender
+
+    base: dict[str, Any] = _read_context_file(args.context) if args.context else {}
+    sender_file = base.get("sender") or {}
+
+    def pick(flag: str, key: str) -> Any:
+        value = getattr(args, flag)
+        return value if value is not None else base.get(key)
+
+    def text(value: Any, name: str) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise UsageError(f"context field {name} must be a string")
+        return str(value)
+
+    parent_raw = pick("parent_tools", "parentTools")
+    parent = None
+    if parent_raw is not None:
+        names = parent_raw.split(",") if isinstance(parent_raw, str) else list(parent_raw)
+        parent = Capture(tuple(n.strip().lower() for n in names if str(n).strip()))
+    trigger = pick("trigger", "trigger") or "user"
+    if trigger not in TRIGGERS:
+        raise UsageError(f"trigger must be one of {', '.join(TRIGGERS)}")
+    depth = pick("subagent_depth", "subagentDepth")
+    if depth is not None and (not isinstance(depth, int) or depth < 0):
+        raise UsageError("subagent depth must be a whole number >= 0")
+    return RunContext(
+        agent=text(pick("agent", "agent"), "agent"),
+        provider=text(pick("provider", "provider"), "provider"),
+        model=text(pick("model", "model"), "model"),
+        channel=text(pick("channel", "channel"), "channel"),
+        account=text(pick("account", "account"), "account"),
+        group=text(pick("group", "group"), "group"),
+        sender=Sender(
+            text(args.sender_id if args.sender_id is not None else sender_file.get("id"), "sender.id"),
+            text(args.sender_e164 if args.sender_e164 is not None else sender_file.get("e164"), "sender.e164"),
+            text(args.sender_username if args.sender_username is not None
+                 else sender_file.get("username"), "sender.username"),
+            text(args.sender_name if args.sender_name is not None else sender_file.get("name"), "sender.name"),
+        ),
+        is_owner=bool(pick("owner", "owner")),
+        session_key=text(pick("session_key", "sessionKey"), "sessionKey"),
+        spawned_by=text(pick("spawned_by", "spawnedBy"), "spawnedBy"),
+        subagent_depth=depth,
+        parent=parent,
+        trigger=trigger,
+    )
+
+
+def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> list[Tool] | None:
+    from ..inventory import Tool
+
+    tools: list[Tool] | None = None
+    if args.tool_inventory:
+        try:
+            with open(args.tool_inventory, encoding="utf-8") as fh:
+                raw = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"{args.tool_inventory}: {exc}") from None
+        if not isinstance(raw, list):
+            raise UsageError(f"{args.tool_inventory}: expected a JSON list of tools")
+        tools = []
+        for i, item in enumerate(raw):
+            if isinstance(item, str):
+                item = {"name": item}
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
+                    or set(item) - {"name", "pluginId", "optional"}:
+                raise UsageError(f"{args.tool_inventory}: item {i} must be "
+                                 '{"name": str, "pluginId": str?, "optional": bool?}')
+            tools.append(Tool(item["name"], item.get("pluginId"), bool(item.get("optional", False))))
+    if args.extra_tools:
+        tools = tools if tools is not None else policy.default_tools()
+        for spec in args.extra_tools:
+            name, _, plugin = spec.partition("@")
+            tools.append(Tool(name, plugin or None))
+    return tools
+
+
+def load_or_report(path: str) -> CompiledPolicy:
+    """Load a policy; on failure print every diagnostic and raise SystemExit(2)."""
+    from ..api import load_policy
+    from ..diagnostics import PolicyError
+    from .output import count_summary, render_diagnostics
+
+    try:
+        return load_policy(path)
+    except PolicyError as exc:
+        print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
+        print(f"{path}: invalid policy ({count_summary(exc.diagnostics)})", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

@@ -1,0 +1,132 @@
+"""`policyctl explain FILE --tool NAME`: why a tool is allowed or gone, and what to edit.
+
+`policyctl explain CODE` explains a diagnostic code instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_context_flags
+
+HELP = "explain why a tool is allowed or removed in a run (or explain a diagnostic code)"
+EXAMPLE = """examples:
+  policyctl explain examples/team.yaml --agent coder --tool exec
+  policyctl explain examples/team.yaml --agent coder --tool exec --trail
+  policyctl explain examples/chatbot.yaml --session-key agent:support:slack:group:C123
+  policyctl explain PC303
+"""
+_CODE = re.compile(r"PC\d{3}\Z", re.IGNORECASE)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("explain", help=HELP, description=HELP, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", help="policy file, or a diagnostic code such as PC303")
+    p.add_argument("--tool", dest="explain_tool", metavar="NAME", help="the tool to explain")
+    p.add_argument("--trail", action="store_true", help="show all eleven layers")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    add_context_flags(p, tool_flag=False)
+    p.set_defaults(run=run)
+
+
+def explain_code(code: str) -> int:
+    from ..diagnostics import CODES
+
+    info = CODES.get(code.upper())
+    if info is None:
+        print(f"unknown diagnostic code {code}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{info.code} ({info.severity.value}): {info.title}\n\n{info.explanation}")
+    return EXIT_OK
+
+
+def run(args: argparse.Namespace) -> int:
+    if _CODE.match(args.file) and not Path(args.file).exists():
+        return explain_code(args.file)
+    from ..explain import decide_tool, describe_removal, sandbox_refusal
+    from .common import print_json
+    from .output import Painter
+    from .resolve import resolve_for_cli
+
+    _policy, res = resolve_for_cli(args)
+    paint = Painter(sys.stdout)
+    if args.explain_tool is None:
+        if args.format == "json":
+            print_json(res.to_json())
+            return EXIT_OK
+        if not res.removed:
+            print("no tool is removed in this run")
+        current = None
+        for r in res.removed:
+            header = "construction" if r.stage == 0 else f"layer {r.stage}: {r.label}"
+            if header != current:
+                print(paint(header, "bold"))
+                current = header
+            print(f"  {describe_removal(r)}")
+        if args.trail:
+            _print_trail(res, None, paint)
+        return EXIT_OK
+    decision = decide_tool(res, args.explain_tool)
+    if args.format == "json":
+        out = res.to_json()
+        out["decision"] = ({"tool": decision.tool, "allowed": True} if decision.allowed else
+                           decision.removal.to_json() if decision.removal else
+                           {"tool": decision.tool, "allowed": False, "inInventory": False})
+        if decision.fix:
+            out["fix"] = decision.fix
+        print_json(out)
+        return EXIT_OK if decision.allowed else EXIT_FINDINGS
+    if decision.allowed:
+        print(f"{decision.tool}: {paint('ALLOWED', 'green')} in this run")
+    elif decision.removal is None:
+        print(f"{decision.tool}: {paint('NOT IN INVENTORY', 'yellow')}: {decision.fix}")
+    else:
+        r = decision.removal
+        stage = "construction" if r.stage == 0 else f"layer {r.stage}"
+        print(f"{decision.tool}: {paint('REMOVED', 'red')} at {stage} ({r.label})")
+        if r.kind == "deny":
+            via = f" (expands to {r.tool})" if r.expanded_from else ""
+            written = f', written "{r.written_as}"' if r.written_as and r.written_as != r.entry else ""
+            print(f"  rule:  deny entry \"{r.entry}\"{via}{written}")
+        elif r.kind == "allow":
+            print(f"  rule:  not matched by the allow list {r.scope}")
+        else:
+            print(f"  rule:  {r.kind}")
+        if r.source is not None:
+            print(f"  where: {r.source}")
+            from .output import _source_lines
+
+            lines = _source_lines(r.source.file)
+            if 0 < r.source.line <= len(lines):
+                print(f"         {lines[r.source.line - 1].strip()}")
+        print(f"  {paint('fix:', 'green')}   {decision.fix}")
+        refusal = sandbox_refusal(res, decision.tool)
+        if refusal:
+            print("\n" + refusal)
+    if args.trail:
+        _print_trail(res, decision.tool, paint)
+    return EXIT_OK if decision.allowed else EXIT_FINDINGS
+
+
+def _print_trail(res, tool: str | None, paint: Painter) -> None:  # type: ignore[no-untyped-def,name-defined]
+    print(paint("trail:", "bold"))
+    gone_at = res.removal(tool).stage if tool and res.removal(tool) else None
+    if gone_at == 0:
+        print(f"  [ 0] construction: removed {tool}")
+    for layer in res.layers:
+        head = f"  [{layer.stage:>2}] {layer.label}"
+        if not layer.applied:
+            print(f"{head}: skipped ({layer.skip_reason})")
+        elif tool is None:
+            print(f"{head}: applied, removed {len(layer.removed)}"
+                  + (f" ({', '.join(layer.removed)})" if layer.removed else ""))
+        elif gone_at is not None and layer.stage > gone_at:
+            print(f"{head}: applied (tool already removed)")
+        elif tool in layer.removed:
+            print(f"{head}: applied, {paint('removed ' + tool, 'red')}")
+        else:
+            print(f"{head}: applied, kept {tool}")

@@ -1,0 +1,50 @@
+"""The `policyctl` command: one module per subcommand, each returning an exit code.
+
+Exit codes: 0 clean, 1 findings, 2 usage error or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+from . import explain, resolve
+from .common import EXIT_USAGE, UsageError
+
+SUBCOMMANDS = (resolve, explain)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="policyctl",
+        description="Compile agent tool policies into an eleven-layer pipeline; resolve, "
+                    "explain and validate them.",
+        epilog="example: policyctl explain examples/team.yaml --agent coder --tool exec",
+    )
+    parser.add_argument("--version", action="version", version=f"policyctl {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        code: int = args.run(args)
+    except UsageError as exc:
+        print(f"policyctl {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # `policyctl resolve ... | head`
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,68 @@
+"""`policyctl resolve FILE [context flags]`: the effective tool list of one run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import EXIT_FINDINGS, EXIT_OK, add_context_flags
+
+HELP = "print the tools a run may use"
+EXAMPLE = """example:
+  policyctl resolve examples/team.yaml --agent coder --provider openai --model gpt-5.4
+  policyctl resolve examples/chatbot.yaml --session-key agent:support:slack:group:C123 --format json
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("resolve", help=HELP, description=HELP, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", help="policy file (YAML, TOML or JSON)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    add_context_flags(p)
+    p.set_defaults(run=run)
+
+
+def resolve_for_cli(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Load, build the context, resolve (showing an empty run rather than raising)."""
+    from ..resolve import resolve
+    from .common import context_from_args, inventory_from_args, load_or_report
+
+    policy = load_or_report(args.file)
+    ctx = context_from_args(args)
+    inventory = inventory_from_args(args, policy)
+    return policy, resolve(policy, ctx, inventory, require_tools=False)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .common import print_json
+    from .output import Painter, render_diagnostics
+
+    policy, res = resolve_for_cli(args)
+    if args.format == "json":
+        print_json(res.to_json())
+        return EXIT_OK if res.allowed or not res.inventory.tools else EXIT_FINDINGS
+    paint = Painter(sys.stdout)
+    ctx = res.context
+    shown = {k: v for k, v in ctx.to_json().items() if v not in (None, False, 0, "user", "off", "main")
+             and k != "sender"}
+    sender = {k: v for k, v in ctx.to_json()["sender"].items() if v}  # type: ignore[union-attr]
+    print(f"policy: {args.file} (catalog {policy.catalog.name})")
+    context_text = " ".join(f"{k}={v}" for k, v in shown.items()) or "(empty)"
+    if sender:
+        context_text += " sender=" + ",".join(f"{k}:{v}" for k, v in sender.items())
+    print(f"context: {context_text}")
+    print(paint(f"allowed ({len(res.allowed)}):", "green"), ", ".join(res.allowed) or "(none)")
+    print(paint(f"removed ({len(res.removed)}):", "red"))
+    stages: dict[tuple[int, str], list[str]] = {}
+    for r in res.removed:
+        stages.setdefault((r.stage, r.label), []).append(r.tool)
+    for (stage, label), tools in stages.items():
+        where = "construction" if stage == 0 else f"layer {stage:>2}"
+        print(f"  {where} {label}: {', '.join(tools)}")
+    if res.warnings:
+        print(render_diagnostics(res.warnings, sys.stdout))
+    if not res.allowed and res.inventory.tools:
+        print(paint("no callable tools remain for this run", "red"))
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -1,0 +1,110 @@
+"""Explain: why one tool is allowed or removed in a run, and what to edit to change that.
+
+A renderer over `Resolution`, never a second pipeline: the CLI's `explain`, the runtime's
+refusal messages and the sandbox refusal text all come from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .resolve import RemovedTool, Resolution
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDecision:
+    tool: str
+    allowed: bool
+    known: bool
+    removal: RemovedTool | None
+    fix: str | None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tool": self.tool, "allowed": self.allowed, "inInventory": self.known,
+            "removed": self.removal.to_json() if self.removal else None, "fix": self.fix,
+        }
+
+
+def _list_key(key: str) -> str:
+    """`tools.deny[3]` -> `tools.deny`."""
+    cut = key.rfind("[")
+    return key[:cut] if key.endswith("]") and key[cut + 1 : -1].isdigit() else key
+
+
+def fix_for(removal: RemovedTool) -> str:
+    tool = removal.tool
+    if removal.kind == "owner-only":
+        return f"{tool} is owner-only: only runs whose sender is the owner get it"
+    if removal.kind == "optional-plugin":
+        return (f'{tool} is an optional plugin tool: name "{tool}", its plugin id or '
+                '"group:plugins" in an allow list that applies to this run')
+    if removal.kind == "catalog":
+        return f"{tool} exists only for some providers ({removal.scope})"
+    if removal.stage == 11:
+        return f"the parent run (or the job's creator) did not have {tool}; a child never exceeds it"
+    if removal.origin == "catalog" and removal.stage == 10:
+        return (f"{tool} is on the catalog's subagent deny list, which configuration cannot lift; "
+                "run it from the main session")
+    if removal.origin == "catalog" and removal.stage == 9:
+        return (f'{tool} is on the sandbox default deny list: add "{tool}" to '
+                "tools.sandbox.tools.alsoAllow to lift it, or run unsandboxed")
+    if removal.kind == "deny":
+        via = f" (it expands to {tool})" if removal.expanded_from else ""
+        where = f" at {removal.source}" if removal.source else ""
+        return f'remove "{removal.written_as or removal.entry}"{via} from {_list_key(removal.scope)}{where}'
+    target = _list_key(removal.scope)
+    if removal.stage in (1, 2):
+        return (f'add "{tool}" to the alsoAllow of the scope that sets {target}, '
+                "or choose a profile that includes it")
+    return f'add "{tool}" to {target}' + (f" at {removal.source}" if removal.source else "")
+
+
+def decide_tool(resolution: Resolution, tool: str) -> ToolDecision:
+    name = tool.strip().lower()
+    known = name in resolution.inventory.names
+    if name in resolution.allowed:
+        return ToolDecision(name, True, True, None, None)
+    removal = resolution.removal(name)
+    if removal is None:
+        return ToolDecision(name, False, known, None,
+                            f"{name} is not in this run's inventory: no tool of that name exists")
+    return ToolDecision(name, False, True, removal, fix_for(removal))
+
+
+def describe_removal(r: RemovedTool) -> str:
+    stage = "construction" if r.stage == 0 else f"layer {r.stage}"
+    if r.kind == "deny" and r.entry:
+        via = f" (from {r.expanded_from})" if r.expanded_from and r.expanded_from != r.entry else ""
+        how = f'denied by "{r.entry}"{via}'
+    elif r.kind == "allow":
+        how = "not in the allow list"
+    else:
+        how = r.kind
+    where = f" at {r.source}" if r.source else ""
+    return f"{r.tool}: removed at {stage} ({r.label}), {how}{where}"
+
+
+def _shorten(key: str) -> str:
+    return key if len(key) <= 14 else f"{key[:6]}…{key[-6:]}"
+
+
+def sandbox_refusal(resolution: Resolution, tool: str) -> str | None:
+    """Semantics 9: the refusal a sandboxed run reads when it calls a tool the sandbox removed."""
+    r = resolution.removal(tool.strip().lower())
+    ctx = resolution.context
+    if r is None or r.stage != 9:
+        return None
+    lines = [f'Tool "{r.tool}" blocked by sandbox tool policy (mode={ctx.sandbox_mode}).',
+             f"Session: {_shorten(ctx.session_key or '')}",
+             f"Reason: {'deny list' if r.kind == 'deny' else 'allow list'}",
+             "Fix:",
+             "- agents.defaults.sandbox.mode=off (disable sandbox)"]
+    if r.kind == "deny":
+        lines.append(f'- Remove "{r.tool}" from {_list_key(r.scope) if r.origin == "config" else "tools.sandbox.tools.deny"}.')
+    else:
+        lines.append(f'- Add "{r.tool}" to {_list_key(r.scope)} (or set it to [] to allow all).')
+    if ctx.sandbox_mode == "non-main":
+        lines.append("- Use the agent main session instead of a non-main session.")
+    lines.append(f"Explain: policyctl explain POLICY --session-key {ctx.session_key or ''} --tool {r.tool} --trail")
+    return "\n".join(lines)
