@@ -15,24 +15,13 @@ from .schema_errors import diagnostics_from_validation
 from .settings import Limits
 
 
-def _known_keys() -> set[str]:
-    from . import model
-
-    keys: set[str] = {"extends"}
-    for obj in vars(model).values():
-        if isinstance(obj, type) and issubclass(obj, model.BaseModel) and obj is not model.BaseModel:
-            for name, f in obj.model_fields.items():
-                keys.add(f.alias or name)
-    return keys
-
-
 def validate_document(loaded: LoadedDocument) -> PolicyDocument:
     """Schema stage: plain data -> the typed document, or every schema error, located."""
     try:
         return PolicyDocument.model_validate(loaded.data)
     except ValidationError as exc:
-        raise PolicyError(diagnostics_from_validation(exc, loaded.locations,
-                                                      known_keys=_known_keys())) from None
+        raise PolicyError(diagnostics_from_validation(exc, loaded.locations, model=PolicyDocument,
+                                                      extra_keys=["extends"])) from None
 
 
 def compile_loaded(loaded: LoadedDocument, limits: Limits | None = None) -> CompiledPolicy:

@@ -240,7 +240,7 @@ def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
         parsed = CatalogFile.model_validate(data)
     except ValidationError as exc:
         raise PolicyError(diagnostics_from_validation(exc, index, code_for_extra="PC305",
-                                                      known_keys=_catalog_keys())) from None
+                                                      model=CatalogFile)) from None
     problems = []
     for i, row in enumerate(parsed.tools):
         bad = ascii_problem(row.id.strip().lower())
@@ -250,13 +250,6 @@ def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
     if problems:
         raise PolicyError(problems)
     return parsed
-
-
-def _catalog_keys() -> set[str]:
-    keys: set[str] = set()
-    for model in (CatalogFile, ToolRow, GrantRow, ProfileRow, SandboxRow, SubagentRow):
-        keys.update(model.model_fields)
-    return keys
 
 
 @lru_cache(maxsize=8)

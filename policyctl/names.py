@@ -50,6 +50,8 @@ class Glob:
     @staticmethod
     def compile(pattern: str) -> Glob:
         parts = pattern.split("*")
+        if len(parts) == 1:  # no star: the pattern is the name itself
+            return Glob(pattern, pattern, (), "", len(pattern))
         head, tail = parts[0], parts[-1]
         middle = tuple(p for p in parts[1:-1] if p)
         return Glob(pattern, head, middle, tail, len(head) + len(tail) + sum(map(len, middle)))
@@ -57,6 +59,8 @@ class Glob:
     def matches(self, name: str) -> bool:
         if len(name) < self.min_length:
             return False
+        if not self.tail and not self.middle and self.head == self.pattern:
+            return name == self.pattern
         if not name.startswith(self.head) or not name.endswith(self.tail):
             return False
         pos, end = len(self.head), len(name) - len(self.tail)

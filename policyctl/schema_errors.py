@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .diagnostics import Diagnostic, suggestion
 from .located import LocationIndex, format_path
@@ -37,11 +38,42 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
+def keys_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
+    """The keys a mapping at `path` accepts, found by walking the model's annotations."""
+    current: Any = model
+    for part in path:
+        current = _unwrap(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            field = next((f for name, f in current.model_fields.items()
+                          if (f.alias or name) == part), None)
+            if field is None:
+                return []
+            current = field.annotation
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        elif get_origin(current) is list:
+            current = get_args(current)[0]
+        else:
+            return []
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return [f.alias or name for name, f in current.model_fields.items()]
+    return []
+
+
+def _unwrap(tp: Any) -> Any:
+    """`X | None` -> X."""
+    if get_origin(tp) in (Union, UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        return args[0] if len(args) == 1 else tp
+    return tp
+
+
 def diagnostics_from_validation(exc: ValidationError, index: LocationIndex, *,
                                 code_for_extra: str = "PC201",
-                                known_keys: Iterable[str] = ()) -> list[Diagnostic]:
+                                model: type[BaseModel] | None = None,
+                                extra_keys: Iterable[str] = ()) -> list[Diagnostic]:
     """One diagnostic per distinct problem, located at the key or value that caused it."""
-    known = sorted(set(known_keys))
     out: list[Diagnostic] = []
     seen: set[tuple[str, tuple[Any, ...]]] = set()
     for err in exc.errors():
@@ -56,6 +88,8 @@ def diagnostics_from_validation(exc: ValidationError, index: LocationIndex, *,
         shown = format_path(path)
         if kind == "extra_forbidden":
             key = str(path[-1])
+            known = [*(keys_at(model, path[:-1]) if model else []),
+                     *(extra_keys if len(path) == 1 else [])]
             out.append(Diagnostic.make(code_for_extra, f'unknown key "{key}" in {format_path(path[:-1]) or "the document"}',
                                        index.key(path), shown, suggestion(key, known)))
         elif kind == "missing":

@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import explain, resolve
+from . import explain, resolve, schema
 from .common import EXIT_USAGE, UsageError
 
-SUBCOMMANDS = (resolve, explain)
+SUBCOMMANDS = (resolve, explain, schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,32 @@
+"""The JSON Schemas policyctl publishes (committed under schemas/, checked for drift by tests)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+
+def _policy() -> dict[str, object]:
+    from .model import document_json_schema
+
+    return document_json_schema()
+
+
+def _catalog() -> dict[str, object]:
+    from .catalog import CatalogFile
+
+    schema = CatalogFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "policyctl catalog"
+    return schema
+
+
+SCHEMAS: dict[str, tuple[str, Callable[[], dict[str, object]]]] = {
+    "policy": ("policy.schema.json", _policy),
+    "catalog": ("catalog.schema.json", _catalog),
+}
+
+
+def render(kind: str) -> str:
+    """Stable text: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(SCHEMAS[kind][1](), indent=2, sort_keys=True) + "\n"
