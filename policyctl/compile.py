@@ -31,6 +31,9 @@ class LayerPolicy:
     scope: str
     allow: EntryList | None = None
     deny: EntryList | None = None
+    #: catalog grants (write -> apply_patch) apply to configured lists, never to an inherited
+    #: list of tool names: a grant there would let a child exceed its parent.
+    grants: bool = True
 
     @property
     def restrictive(self) -> bool:

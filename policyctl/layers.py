@@ -402,7 +402,7 @@ def _inheritance_layer(policy: CompiledPolicy, eff: EffectiveContext, ctx: RunCo
         deny = None
         if cap is not None and cap.deny:
             deny = build_list(source, None, [Entry(n, n, source, None, "inherited") for n in cap.deny], {}, {})
-        built = LayerPolicy("inherited tools", source, allow, deny)
+        built = LayerPolicy("inherited tools", source, allow, deny, grants=False)
         if len(policy.memo) < 100_000:
             policy.memo[key] = built
     return LayerPlan(11, built, None, built.label)

@@ -132,7 +132,7 @@ def decide(name: str, plugin_id: str | None, policy: LayerPolicy,
     allow = policy.allow
     if allow is None or allow.empty or allow.match(name, plugin_id) is not None:
         return None
-    for grant in catalog.grants.get(name, ()):
+    for grant in catalog.grants.get(name, ()) if policy.grants else ():
         if allow.match(grant.when_allowed) is not None and not (
                 grant.unless_denied and deny is not None and deny.match(grant.when_allowed)):
             return None
