@@ -223,7 +223,8 @@ def _record(tool: str, plan: LayerPlan, lp: LayerPolicy, kind: RuleKind, hit: Hi
 
 def _construction(tool: Tool, eff: EffectiveContext, cat: Catalog,
                   applied: list[LayerPlan]) -> RemovedTool | None:
-    if tool.name in cat.owner_only and not eff.is_owner and tool.plugin_id is None:
+    # By name, whoever provides it: a plugin tool called "gateway" is as dangerous as the core one.
+    if tool.name in cat.owner_only and not eff.is_owner:
         return RemovedTool(tool.name, 0, "owner-only tools", "owner-only", None, None, None,
                            "catalog owner_only")
     if tool.optional and tool.plugin_id is not None:
