@@ -19,6 +19,14 @@ class UsageError(Exception):
     """Bad flags or unreadable input: exit 2 with the message."""
 
 
+class Reported(Exception):
+    """The problem has been printed already; exit with this code."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> None:
     """The flags that describe a run. `explain` uses `--tool` for the tool it explains, so
     there the inventory addition is spelled `--add-tool` only (accepted everywhere)."""
@@ -153,7 +161,7 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
 
 
 def load_or_report(path: str) -> CompiledPolicy:
-    """Load a policy; on failure print every diagnostic and raise SystemExit(2)."""
+    """Load a policy; on failure print every diagnostic and exit 2 (via `Reported`)."""
     from ..api import load_policy
     from ..diagnostics import PolicyError
     from .output import count_summary, render_diagnostics
@@ -163,7 +171,7 @@ def load_or_report(path: str) -> CompiledPolicy:
     except PolicyError as exc:
         print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
         print(f"{path}: invalid policy ({count_summary(exc.diagnostics)})", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE) from None
+        raise Reported(EXIT_USAGE) from None
 
 
 def print_json(value: Any) -> None:

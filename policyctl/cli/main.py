@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from . import explain, resolve, schema
-from .common import EXIT_USAGE, UsageError
+from .common import EXIT_USAGE, Reported, UsageError
 
 SUBCOMMANDS = (resolve, explain, schema)
 
@@ -38,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         code: int = args.run(args)
+    except Reported as exc:
+        return exc.code
     except UsageError as exc:
         print(f"policyctl {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
