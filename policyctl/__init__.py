@@ -18,12 +18,22 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_policy": "api", "load_policy_text": "api",
-    "resolve": "resolve", "Resolution": "resolve", "RemovedTool": "resolve",
-    "NoCallableToolsError": "resolve", "cap_cron_tools": "resolve", "CronCap": "resolve",
-    "RunContext": "context", "Sender": "context", "Capture": "context",
-    "PolicyError": "diagnostics", "Diagnostic": "diagnostics", "Source": "diagnostics",
-    "Tool": "inventory", "Inventory": "inventory",
+    "load_policy": "api",
+    "load_policy_text": "api",
+    "resolve": "resolve",
+    "Resolution": "resolve",
+    "RemovedTool": "resolve",
+    "NoCallableToolsError": "resolve",
+    "cap_cron_tools": "resolve",
+    "CronCap": "resolve",
+    "RunContext": "context",
+    "Sender": "context",
+    "Capture": "context",
+    "PolicyError": "diagnostics",
+    "Diagnostic": "diagnostics",
+    "Source": "diagnostics",
+    "Tool": "inventory",
+    "Inventory": "inventory",
     "CompiledPolicy": "compile",
 }
 
@@ -35,7 +45,14 @@ if TYPE_CHECKING:
     from .context import Capture, RunContext, Sender
     from .diagnostics import Diagnostic, PolicyError, Source
     from .inventory import Inventory, Tool
-    from .resolve import CronCap, NoCallableToolsError, RemovedTool, Resolution, cap_cron_tools, resolve
+    from .resolve import (
+        CronCap,
+        NoCallableToolsError,
+        RemovedTool,
+        Resolution,
+        cap_cron_tools,
+        resolve,
+    )
 
 
 def __getattr__(name: str) -> Any:

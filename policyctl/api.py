@@ -20,14 +20,21 @@ def validate_document(loaded: LoadedDocument) -> PolicyDocument:
     try:
         return PolicyDocument.model_validate(loaded.data)
     except ValidationError as exc:
-        raise PolicyError(diagnostics_from_validation(exc, loaded.locations, model=PolicyDocument,
-                                                      extra_keys=["extends"])) from None
+        raise PolicyError(
+            diagnostics_from_validation(
+                exc, loaded.locations, model=PolicyDocument, extra_keys=["extends"]
+            )
+        ) from None
 
 
 def compile_loaded(loaded: LoadedDocument, limits: Limits | None = None) -> CompiledPolicy:
     doc = validate_document(loaded)
-    catalog = load_catalog(doc.catalog, relative_catalog_dir(loaded.locations, loaded.root),
-                           loaded.locations.value(("catalog",)), limits)
+    catalog = load_catalog(
+        doc.catalog,
+        relative_catalog_dir(loaded.locations, loaded.root),
+        loaded.locations.value(("catalog",)),
+        limits,
+    )
     return compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)
 
 
@@ -39,7 +46,8 @@ def load_policy(path: str | Path, *, limits: Limits | None = None) -> CompiledPo
     return compile_loaded(load_document(path, limits), limits)
 
 
-def load_policy_text(text: str, name: str = "policy.yaml", *,
-                     limits: Limits | None = None) -> CompiledPolicy:
+def load_policy_text(
+    text: str, name: str = "policy.yaml", *, limits: Limits | None = None
+) -> CompiledPolicy:
     """The same from text; `name`'s extension picks the format and anchors relative paths."""
     return compile_loaded(load_document(name, limits, text=text), limits)

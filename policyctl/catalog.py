@@ -35,6 +35,7 @@ def data_dir(kind: str) -> Path:
 
 # -- the file format -------------------------------------------------------------------------
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -93,6 +94,7 @@ class CatalogFile(_Strict):
 
 
 # -- the compiled catalog --------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class CatalogTool:
@@ -164,8 +166,9 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         aliases.update({k.strip().lower(): v.strip().lower() for k, v in f.aliases.items()})
         covers.update({k.lower(): tuple(x.lower() for x in v) for k, v in f.covers.items()})
         grants.extend(f.grants)
-        deny_implies.update({k.lower(): tuple(x.lower() for x in v)
-                             for k, v in f.deny_implies.items()})
+        deny_implies.update(
+            {k.lower(): tuple(x.lower() for x in v) for k, v in f.deny_implies.items()}
+        )
         owner_only.update(x.strip().lower() for x in f.owner_only)
         provider_aliases.update({k.lower(): v.lower() for k, v in f.provider_aliases.items()})
         profile_rows.update(f.profiles)
@@ -180,10 +183,17 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         return aliases.get(text, text)
 
     rows = tuple(
-        CatalogTool(tid, r.section.lower(), tuple(p.lower() for p in r.profiles),
-                    tuple(g.lower() for g in r.groups), r.section_group, r.read_only,
-                    r.exclusive, frozenset(p.lower() for p in r.providers) if r.providers else None,
-                    r.description)
+        CatalogTool(
+            tid,
+            r.section.lower(),
+            tuple(p.lower() for p in r.profiles),
+            tuple(g.lower() for g in r.groups),
+            r.section_group,
+            r.read_only,
+            r.exclusive,
+            frozenset(p.lower() for p in r.providers) if r.providers else None,
+            r.description,
+        )
         for tid, r in tools.items()
     )
     owner_only.update(t for t, r in tools.items() if r.owner_only)
@@ -203,9 +213,10 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         profiles[key] = [*base, *(x for x in prow.also if x not in base)]
     profiles[FULL_PROFILE] = ["*"]
     grant_map: dict[str, list[Grant]] = {}
-    for g in grants:
-        grant_map.setdefault(norm(g.tool), []).append(Grant(norm(g.tool), norm(g.when_allowed),
-                                                            g.unless_denied))
+    for grant in grants:
+        grant_map.setdefault(norm(grant.tool), []).append(
+            Grant(norm(grant.tool), norm(grant.when_allowed), grant.unless_denied)
+        )
     return Catalog(
         name=last.name,
         description=last.description or last.name,
@@ -239,14 +250,21 @@ def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
     try:
         parsed = CatalogFile.model_validate(data)
     except ValidationError as exc:
-        raise PolicyError(diagnostics_from_validation(exc, index, code_for_extra="PC305",
-                                                      model=CatalogFile)) from None
+        raise PolicyError(
+            diagnostics_from_validation(exc, index, code_for_extra="PC305", model=CatalogFile)
+        ) from None
     problems = []
     for i, row in enumerate(parsed.tools):
         bad = ascii_problem(row.id.strip().lower())
         if bad:
-            problems.append(Diagnostic.make("PC305", f'tool id "{row.id}": {bad}',
-                                            index.value(("tools", i, "id")), f"tools[{i}].id"))
+            problems.append(
+                Diagnostic.make(
+                    "PC305",
+                    f'tool id "{row.id}": {bad}',
+                    index.value(("tools", i, "id")),
+                    f"tools[{i}].id",
+                )
+            )
     if problems:
         raise PolicyError(problems)
     return parsed
@@ -258,8 +276,12 @@ def builtin_catalog(name: str) -> Catalog:
     return _derive([_read_catalog_file(path, Limits(), f"<catalog {name}>")])
 
 
-def load_catalog(ref: str | None, relative_to: Path | None = None,
-                 named_at: Source | None = None, limits: Limits | None = None) -> Catalog:
+def load_catalog(
+    ref: str | None,
+    relative_to: Path | None = None,
+    named_at: Source | None = None,
+    limits: Limits | None = None,
+) -> Catalog:
     """A built-in catalog by name, or an operator catalog file (which may extend a built-in)."""
     ref = ref or DEFAULT_CATALOG
     if ref in BUILTIN_CATALOGS:
@@ -268,15 +290,24 @@ def load_catalog(ref: str | None, relative_to: Path | None = None,
     if not looks_like_path:
         from .diagnostics import suggestion
 
-        raise PolicyError([Diagnostic.make(
-            "PC304", f'unknown catalog "{ref}"', named_at, "catalog",
-            suggestion(ref, BUILTIN_CATALOGS) or f"use one of {', '.join(BUILTIN_CATALOGS)} "
-                                                 "or a path to a catalog file")])
+        raise PolicyError(
+            [
+                Diagnostic.make(
+                    "PC304",
+                    f'unknown catalog "{ref}"',
+                    named_at,
+                    "catalog",
+                    suggestion(ref, BUILTIN_CATALOGS)
+                    or f"use one of {', '.join(BUILTIN_CATALOGS)} or a path to a catalog file",
+                )
+            ]
+        )
     limits = limits or default_limits()
     path = (relative_to / ref) if relative_to else Path(ref)
     if not path.exists():
-        raise PolicyError([Diagnostic.make("PC101", f"catalog file {path} does not exist",
-                                           named_at, "catalog")])
+        raise PolicyError(
+            [Diagnostic.make("PC101", f"catalog file {path} does not exist", named_at, "catalog")]
+        )
     chain: list[CatalogFile] = []
     current: CatalogFile = _read_catalog_file(path, limits, str(path))
     chain.append(current)
@@ -290,8 +321,13 @@ def load_catalog(ref: str | None, relative_to: Path | None = None,
             base_path = path.parent / parent
             shown = str(base_path)
             if base_path.resolve() in seen:
-                raise PolicyError([Diagnostic.make("PC109", f"catalog extends cycle at {parent}",
-                                                   Source(str(path), 1, 1))])
+                raise PolicyError(
+                    [
+                        Diagnostic.make(
+                            "PC109", f"catalog extends cycle at {parent}", Source(str(path), 1, 1)
+                        )
+                    ]
+                )
             seen.add(base_path.resolve())
         current = _read_catalog_file(base_path, limits, shown)
         chain.append(current)
@@ -299,5 +335,9 @@ def load_catalog(ref: str | None, relative_to: Path | None = None,
 
 
 def catalog_summary(catalog: Catalog) -> dict[str, Any]:
-    return {"name": catalog.name, "tools": len(catalog.tools),
-            "profiles": sorted(catalog.profiles), "groups": sorted(catalog.groups)}
+    return {
+        "name": catalog.name,
+        "tools": len(catalog.tools),
+        "profiles": sorted(catalog.profiles),
+        "groups": sorted(catalog.groups),
+    }

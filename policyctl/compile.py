@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .catalog import FULL_PROFILE, Catalog
+from .catalog import Catalog
 from .diagnostics import Diagnostic, PolicyError, Severity, Source, suggestion
 from .entries import Entry, EntryList, Origin, build_list
 from .inventory import Tool, core_tools, mcp_tools
@@ -135,14 +135,17 @@ class _Compiler:
         self.catalog = catalog
         self.problems: list[Diagnostic] = []
 
-    def report(self, code: str, message: str, path: DocPath, fix: str | None = None,
-               key: bool = False) -> None:
+    def report(
+        self, code: str, message: str, path: DocPath, fix: str | None = None, key: bool = False
+    ) -> None:
         where = self.index.key(path) if key else self.index.value(path)
         self.problems.append(Diagnostic.make(code, message, where, format_path(path), fix))
 
     # -- entries ------------------------------------------------------------------------------
 
-    def entries(self, raw: Sequence[str] | None, path: DocPath, origin: Origin = "config") -> list[Entry]:
+    def entries(
+        self, raw: Sequence[str] | None, path: DocPath, origin: Origin = "config"
+    ) -> list[Entry]:
         out: list[Entry] = []
         for i, text in enumerate(raw or ()):
             norm = normalize(text, self.catalog.aliases)
@@ -150,39 +153,65 @@ class _Compiler:
                 continue
             bad = ascii_problem(norm)
             if bad:
-                self.report("PC301", f'entry "{text.strip()}" in {format_path(path)}: {bad}',
-                            (*path, i), fix="retype the entry in plain ASCII")
+                self.report(
+                    "PC301",
+                    f'entry "{text.strip()}" in {format_path(path)}: {bad}',
+                    (*path, i),
+                    fix="retype the entry in plain ASCII",
+                )
                 continue
-            out.append(Entry(norm, text, format_path((*path, i)), self.index.value((*path, i)), origin))
+            out.append(
+                Entry(norm, text, format_path((*path, i)), self.index.value((*path, i)), origin)
+            )
         return out
 
-    def entry_list(self, raw: Sequence[str] | None, path: DocPath, extra: Sequence[Entry] = (),
-                   origin: Origin = "config") -> EntryList:
-        return build_list(format_path(path), self.index.value(path),
-                          [*extra, *self.entries(raw, path, origin)],
-                          self.catalog.groups, self.catalog.covers)
+    def entry_list(
+        self,
+        raw: Sequence[str] | None,
+        path: DocPath,
+        extra: Sequence[Entry] = (),
+        origin: Origin = "config",
+    ) -> EntryList:
+        return build_list(
+            format_path(path),
+            self.index.value(path),
+            [*extra, *self.entries(raw, path, origin)],
+            self.catalog.groups,
+            self.catalog.covers,
+        )
 
     def scope_policy(self, tp: ToolPolicy | None, path: DocPath, label: str) -> LayerPolicy | None:
         """Semantics 6: allow, alsoAllow and deny of one scope -> one policy (or none)."""
         if tp is None:
             return None
         if tp.allow and tp.also_allow:
-            self.report("PC303", "tools cannot set both allow and alsoAllow in the same scope",
-                        (*path, "alsoAllow"), key=True,
-                        fix="merge alsoAllow into allow, or remove allow and use profile + alsoAllow")
+            self.report(
+                "PC303",
+                "tools cannot set both allow and alsoAllow in the same scope",
+                (*path, "alsoAllow"),
+                key=True,
+                fix="merge alsoAllow into allow, or remove allow and use profile + alsoAllow",
+            )
         allow: EntryList | None = None
         if tp.allow is not None:
             allow = self.entry_list(tp.allow, (*path, "allow"))
         elif tp.also_allow:
-            star = Entry("*", "*", format_path((*path, "alsoAllow")),
-                         self.index.value((*path, "alsoAllow")), "catalog")
+            star = Entry(
+                "*",
+                "*",
+                format_path((*path, "alsoAllow")),
+                self.index.value((*path, "alsoAllow")),
+                "catalog",
+            )
             allow = self.entry_list(tp.also_allow, (*path, "alsoAllow"), extra=[star])
         deny = self.entry_list(tp.deny, (*path, "deny")) if tp.deny is not None else None
         if allow is None and deny is None:
             return None
         return LayerPolicy(label, format_path(path), allow, deny)
 
-    def senders(self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str) -> SenderTable | None:
+    def senders(
+        self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str
+    ) -> SenderTable | None:
         if raw is None:
             return None
         table: dict[str, LayerPolicy | None] = {}
@@ -209,7 +238,9 @@ class _Compiler:
             if kind == "channel":
                 channel, _, sender_id = value.partition(":")
                 if not channel or not sender_id.strip():
-                    self.report("PC307", f'sender key "{key}" needs channel:<channel>:<id>', path, key=True)
+                    self.report(
+                        "PC307", f'sender key "{key}" needs channel:<channel>:<id>', path, key=True
+                    )
                     return None
                 return f"channel:{channel.strip()}:{sender_id.strip()}"
             if not value:
@@ -219,8 +250,13 @@ class _Compiler:
         if not text:
             self.report("PC307", "empty sender key", path, key=True)
             return None
-        self.report("PC403", f'untyped sender key "{key}" is matched as a sender id only', path,
-                    key=True, fix=f'write "id:{text}"')
+        self.report(
+            "PC403",
+            f'untyped sender key "{key}" is matched as a sender id only',
+            path,
+            key=True,
+            fix=f'write "id:{text}"',
+        )
         return f"id:{text.lower()}"
 
     def check_profile(self, name: str | None, path: DocPath) -> str | None:
@@ -229,19 +265,28 @@ class _Compiler:
         norm = name.strip().lower()
         if norm not in self.catalog.profiles:
             known = sorted(self.catalog.profiles)
-            self.report("PC302", f'unknown profile "{name}" (catalog {self.catalog.name} has '
-                        f'{", ".join(known)})', path, fix=suggestion(norm, known))
+            self.report(
+                "PC302",
+                f'unknown profile "{name}" (catalog {self.catalog.name} has {", ".join(known)})',
+                path,
+                fix=suggestion(norm, known),
+            )
             return None
         return norm
 
     # -- scopes -------------------------------------------------------------------------------
 
-    def tools_scope(self, tc: ToolsConfig | None, path: DocPath, name: str, agent: str | None) -> ToolsScope:
+    def tools_scope(
+        self, tc: ToolsConfig | None, path: DocPath, name: str, agent: str | None
+    ) -> ToolsScope:
         tc = tc or ToolsConfig()
         prefix = f"agents.{agent}." if agent else ""
         profile = self.check_profile(tc.profile, (*path, "profile"))
-        also = (self.entry_list(tc.also_allow, (*path, "alsoAllow"))
-                if tc.also_allow is not None else None)
+        also = (
+            self.entry_list(tc.also_allow, (*path, "alsoAllow"))
+            if tc.also_allow is not None
+            else None
+        )
         policy = self.scope_policy(tc, path, f"{prefix}tools.allow")
         by_provider: dict[str, ProviderScope] = {}
         for key, ptc in (tc.by_provider or {}).items():
@@ -253,16 +298,22 @@ class _Compiler:
             by_provider[norm] = ProviderScope(
                 self.check_profile(ptc.profile, (*ppath, "profile")),
                 self.index.value((*ppath, "profile")),
-                self.entry_list(ptc.also_allow, (*ppath, "alsoAllow")) if ptc.also_allow is not None else None,
+                self.entry_list(ptc.also_allow, (*ppath, "alsoAllow"))
+                if ptc.also_allow is not None
+                else None,
                 self.scope_policy(ptc, ppath, f"{prefix}tools.byProvider.allow"),
             )
-        senders = self.senders(tc.tools_by_sender, (*path, "toolsBySender"), f"{prefix}tools.toolsBySender")
+        senders = self.senders(
+            tc.tools_by_sender, (*path, "toolsBySender"), f"{prefix}tools.toolsBySender"
+        )
         sandbox = None
         if tc.sandbox is not None and tc.sandbox.tools is not None:
             st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
             sandbox = SandboxLists(
                 self.entry_list(st.allow, (*spath, "allow")) if st.allow is not None else None,
-                self.entry_list(st.also_allow, (*spath, "alsoAllow")) if st.also_allow is not None else None,
+                self.entry_list(st.also_allow, (*spath, "alsoAllow"))
+                if st.also_allow is not None
+                else None,
                 self.entry_list(st.deny, (*spath, "deny")) if st.deny is not None else None,
             )
         subagents = subagent_allow = None
@@ -270,8 +321,18 @@ class _Compiler:
             spath = (*path, "subagents", "tools")
             subagents = self.scope_policy(tc.subagents.tools, spath, "subagent tools.allow")
             subagent_allow = subagents.allow if subagents else None
-        return ToolsScope(name, profile, self.index.value((*path, "profile")), also, policy,
-                          by_provider, senders, sandbox, subagents, subagent_allow)
+        return ToolsScope(
+            name,
+            profile,
+            self.index.value((*path, "profile")),
+            also,
+            policy,
+            by_provider,
+            senders,
+            sandbox,
+            subagents,
+            subagent_allow,
+        )
 
     def provider_key(self, key: str) -> str:
         text = key.strip().lower()
@@ -280,11 +341,14 @@ class _Compiler:
         return f"{provider}/{model}" if slash else provider
 
     def group(self, gc: GroupConfig, path: DocPath) -> GroupPolicy:
-        return GroupPolicy(self.scope_policy(gc.tools, (*path, "tools"), "group tools.allow"),
-                           self.senders(gc.tools_by_sender, (*path, "toolsBySender"),
-                                        "group tools.toolsBySender"))
+        return GroupPolicy(
+            self.scope_policy(gc.tools, (*path, "tools"), "group tools.allow"),
+            self.senders(gc.tools_by_sender, (*path, "toolsBySender"), "group tools.toolsBySender"),
+        )
 
-    def groups(self, raw: Mapping[str, GroupConfig] | None, path: DocPath) -> Mapping[str, GroupPolicy] | None:
+    def groups(
+        self, raw: Mapping[str, GroupConfig] | None, path: DocPath
+    ) -> Mapping[str, GroupPolicy] | None:
         if raw is None:
             return None
         return {gid: self.group(gc, (*path, gid)) for gid, gc in raw.items()}
@@ -295,12 +359,19 @@ class _Compiler:
         if agents is None:
             return out
         rows: list[tuple[str, AgentEntry, DocPath]] = [
-            (aid, entry, ("agents", "entries", aid)) for aid, entry in (agents.entries or {}).items()]
+            (aid, entry, ("agents", "entries", aid))
+            for aid, entry in (agents.entries or {}).items()
+        ]
         for i, item in enumerate(agents.legacy_list or ()):
             rows.append((item.id, item, ("agents", "list", i)))
         if agents.legacy_list:
-            self.report("PC408", "agents.list is the legacy shape of agents.entries",
-                        ("agents", "list"), key=True, fix="run `policyctl fmt --migrate`")
+            self.report(
+                "PC408",
+                "agents.list is the legacy shape of agents.entries",
+                ("agents", "list"),
+                key=True,
+                fix="run `policyctl fmt --migrate`",
+            )
         for aid, entry, path in rows:
             norm = aid.strip().lower()
             if not norm:
@@ -309,8 +380,11 @@ class _Compiler:
             if norm in out:
                 self.report("PC306", f'agent "{aid}" is defined twice', path, key=True)
                 continue
-            scope = self.tools_scope(entry.tools, (*path, "tools"), f"agents.{norm}", norm) \
-                if entry.tools is not None else None
+            scope = (
+                self.tools_scope(entry.tools, (*path, "tools"), f"agents.{norm}", norm)
+                if entry.tools is not None
+                else None
+            )
             out[norm] = AgentPolicy(norm, scope, entry.sandbox.mode if entry.sandbox else None)
         return out
 
@@ -318,9 +392,13 @@ class _Compiler:
         out: dict[str, ChannelPolicy] = {}
         for name, cc in (self.doc.channels or {}).items():
             path: DocPath = ("channels", name)
-            accounts = {acct: self.groups(ac.groups, (*path, "accounts", acct, "groups"))
-                        for acct, ac in (cc.accounts or {}).items()}
-            out[name.strip().lower()] = ChannelPolicy(self.groups(cc.groups, (*path, "groups")), accounts)
+            accounts = {
+                acct: self.groups(ac.groups, (*path, "accounts", acct, "groups"))
+                for acct, ac in (cc.accounts or {}).items()
+            }
+            out[name.strip().lower()] = ChannelPolicy(
+                self.groups(cc.groups, (*path, "groups")), accounts
+            )
         return out
 
     def declared_tools(self) -> tuple[Tool, ...]:
@@ -333,19 +411,30 @@ class _Compiler:
         for i, t in enumerate(tools):
             bad = ascii_problem(normalize(t.name, self.catalog.aliases))
             if bad:
-                self.report("PC301", f'tool name "{t.name}": {bad}', ("inventory", "plugins", i, "name"))
+                self.report(
+                    "PC301", f'tool name "{t.name}": {bad}', ("inventory", "plugins", i, "name")
+                )
         return tuple(tools)
 
 
-def compile_document(doc: PolicyDocument, index: LocationIndex, catalog: Catalog,
-                     root: str = "<policy>", files: Sequence[str] = ()) -> CompiledPolicy:
+def compile_document(
+    doc: PolicyDocument,
+    index: LocationIndex,
+    catalog: Catalog,
+    root: str = "<policy>",
+    files: Sequence[str] = (),
+) -> CompiledPolicy:
     """Compile or raise `PolicyError` with every error found (warnings ride along)."""
     c = _Compiler(doc, index, catalog)
     global_tools = c.tools_scope(doc.tools, ("tools",), "tools", None)
     defaults = doc.agents.defaults if doc.agents else None
-    defaults_tools = (c.tools_scope(defaults.tools, ("agents", "defaults", "tools"),
-                                    "agents.defaults", "defaults")
-                      if defaults and defaults.tools else None)
+    defaults_tools = (
+        c.tools_scope(
+            defaults.tools, ("agents", "defaults", "tools"), "agents.defaults", "defaults"
+        )
+        if defaults and defaults.tools
+        else None
+    )
     agents = c.agents()
     channels = c.channels()
     declared = c.declared_tools()
@@ -361,10 +450,16 @@ def compile_document(doc: PolicyDocument, index: LocationIndex, catalog: Catalog
         defaults_tools=defaults_tools,
         agents=agents,
         channels=channels,
-        default_sandbox_mode=(defaults.sandbox.mode if defaults and defaults.sandbox and
-                              defaults.sandbox.mode else "off"),
-        max_spawn_depth=(defaults.subagents.max_spawn_depth if defaults and defaults.subagents and
-                         defaults.subagents.max_spawn_depth else 1),
+        default_sandbox_mode=(
+            defaults.sandbox.mode
+            if defaults and defaults.sandbox and defaults.sandbox.mode
+            else "off"
+        ),
+        max_spawn_depth=(
+            defaults.subagents.max_spawn_depth
+            if defaults and defaults.subagents and defaults.subagents.max_spawn_depth
+            else 1
+        ),
         main_key=(session.main_key if session and session.main_key else "main").strip().lower(),
         session_scope=(session.scope if session and session.scope else "per-sender"),
         declared_tools=declared,

@@ -110,7 +110,7 @@ def group_candidates(group_id: str) -> tuple[str, ...]:
     sender = group_id.find(":sender:")
     if topic >= 0:
         base = group_id[:topic]
-        after = group_id[topic + len(":topic:"):]
+        after = group_id[topic + len(":topic:") :]
         sender_in_topic = after.find(":sender:")
         if sender_in_topic >= 0:
             out.append(group_id[: topic + len(":topic:") + sender_in_topic])

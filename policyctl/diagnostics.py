@@ -52,97 +52,206 @@ E, W = Severity.ERROR, Severity.WARNING
 
 #: The registry: PC1xx load and syntax, PC2xx schema, PC3xx semantics, PC4xx warnings.
 CODES: dict[str, CodeInfo] = _codes(
-    ("PC101", E, "file cannot be read",
-     "The policy file, a file it extends, or the catalog it names does not exist or cannot "
-     "be read. Paths in `extends` and `catalog` are relative to the file that names them."),
-    ("PC102", E, "file is not UTF-8",
-     "Policy files must be UTF-8 text. A UTF-8 byte order mark is accepted and ignored; any "
-     "other encoding is refused because a mis-decoded tool name would match nothing."),
-    ("PC103", E, "syntax error",
-     "The file is not valid YAML, TOML or JSON. The location points at the first character "
-     "the parser could not accept."),
-    ("PC104", E, "duplicate key",
-     "A mapping names the same key twice. YAML parsers usually keep the last one silently, "
-     "which hides the first; policyctl refuses the file instead."),
-    ("PC105", E, "YAML tag not allowed",
-     "Only the plain YAML types are accepted (strings, numbers, booleans, null, lists and "
-     "mappings, with or without the standard `!!str`-style tags). A tag such as "
-     "`!!python/object` would construct objects and is refused."),
-    ("PC106", E, "file too large",
-     "The file is larger than the configured limit (POLICYCTL_MAX_FILE_BYTES, default 5 MiB)."),
-    ("PC107", E, "nesting too deep",
-     "The document nests lists and mappings deeper than the limit "
-     "(POLICYCTL_MAX_DEPTH, default 64). Real policies nest fewer than ten levels."),
-    ("PC108", E, "too many nodes",
-     "After expanding YAML aliases the document has more nodes than the limit "
-     "(POLICYCTL_MAX_NODES). This is how an alias bomb ('billion laughs') is stopped before "
-     "it is built in memory."),
-    ("PC109", E, "extends cycle",
-     "A file extends itself, directly or through other files."),
-    ("PC110", E, "unsupported YAML construct",
-     "The document uses a YAML feature policyctl does not accept: several documents in one "
-     "file, a merge key (`<<`), or a mapping key that is not a plain scalar."),
-    ("PC201", E, "unknown key",
-     "The key is not part of the policy format. Unknown keys are errors everywhere: a typo "
-     "such as `denny:` must never be ignored, because the rule it meant to write would "
-     "silently not exist."),
-    ("PC202", E, "wrong type",
-     "The value has the wrong type for its key, for example a string where a list of tool "
-     "entries is expected."),
-    ("PC203", E, "invalid value",
-     "The value is not one of those the key accepts."),
-    ("PC204", E, "missing key",
-     "A required key is missing, for example `id` in a legacy `agents.list` item."),
-    ("PC301", E, "non-ASCII or confusable entry",
-     "Tool names and entries must be ASCII after normalisation (letters, digits and "
-     "`_ - . : * @ /`). A Cyrillic letter or a zero-width character makes an entry that "
-     "looks right and matches nothing; in a deny list that is a hole."),
-    ("PC302", E, "unknown profile",
-     "The profile is neither a built-in profile of the catalog nor one the catalog defines. "
-     "OpenClaw treats an unknown profile as no restriction; policyctl refuses it."),
-    ("PC303", E, "allow and alsoAllow in one scope",
-     "tools cannot set both allow and alsoAllow in the same scope (merge alsoAllow into "
-     "allow, or remove allow and use profile + alsoAllow)."),
-    ("PC304", E, "unknown catalog",
-     "`catalog` must name a built-in catalog (openclaw, openclaw-2026.4, nanobot) or a "
-     "catalog file."),
-    ("PC305", E, "invalid catalog",
-     "The catalog file does not describe a valid catalog."),
-    ("PC306", E, "duplicate agent",
-     "The same agent id appears in `agents.entries` and in the legacy `agents.list`, or "
-     "twice in `agents.list`."),
-    ("PC307", E, "invalid sender key",
-     "A `toolsBySender` key must be `channel:<channel>:<id>`, `id:<v>`, `e164:<v>`, "
-     "`username:<v>`, `name:<v>` or `*`, with a non-empty value."),
-    ("PC308", E, "no callable tools",
-     "Explicit allow lists leave the run with no tools at all; the run stops before the "
-     "model is asked."),
-    ("PC401", W, "unknown allow entries",
-     "An allow list names entries that match no tool of this run. They change nothing; they "
-     "are usually a typo, a tool this provider does not get, or a plugin that is not enabled."),
-    ("PC402", W, "unknown deny entries",
-     "A deny list names entries that match no tool of this run. A deny that matches nothing "
-     "protects nothing: check the spelling against the catalog."),
-    ("PC403", W, "legacy sender key",
-     "An untyped `toolsBySender` key is matched as a sender id only. Write `id:<value>` (or "
-     "`e164:`, `username:`, `name:`) to say what it is."),
-    ("PC404", W, "write denied, apply_patch reachable",
-     "`write` is denied but `apply_patch` is not: apply_patch can still change files."),
-    ("PC405", W, "plugin tool shadows a core tool",
-     "A plugin or MCP tool has the name of a core tool. The core tool is kept and the plugin "
-     "tool is dropped, so a plugin can never stand in for a tool the policy reasons about."),
-    ("PC406", W, "caller group ignored",
-     "The caller supplied a channel or group that disagrees with the session key. The "
-     "session key wins: a caller must not be able to pick a looser group policy."),
-    ("PC407", W, "cron job tools dropped",
-     "A scheduled job asked for tools its creating run did not have. They were removed from "
-     "the job's toolsAllow."),
-    ("PC408", W, "legacy agents.list",
-     "`agents.list` is the older shape of `agents.entries`; `policyctl fmt --migrate` "
-     "rewrites it."),
-    ("PC409", W, "account unavailable",
-     "A scheduled run names an account that has no configuration; its group layer denies "
-     "every tool rather than falling back to the looser channel-wide groups."),
+    (
+        "PC101",
+        E,
+        "file cannot be read",
+        "The policy file, a file it extends, or the catalog it names does not exist or cannot "
+        "be read. Paths in `extends` and `catalog` are relative to the file that names them.",
+    ),
+    (
+        "PC102",
+        E,
+        "file is not UTF-8",
+        "Policy files must be UTF-8 text. A UTF-8 byte order mark is accepted and ignored; any "
+        "other encoding is refused because a mis-decoded tool name would match nothing.",
+    ),
+    (
+        "PC103",
+        E,
+        "syntax error",
+        "The file is not valid YAML, TOML or JSON. The location points at the first character "
+        "the parser could not accept.",
+    ),
+    (
+        "PC104",
+        E,
+        "duplicate key",
+        "A mapping names the same key twice. YAML parsers usually keep the last one silently, "
+        "which hides the first; policyctl refuses the file instead.",
+    ),
+    (
+        "PC105",
+        E,
+        "YAML tag not allowed",
+        "Only the plain YAML types are accepted (strings, numbers, booleans, null, lists and "
+        "mappings, with or without the standard `!!str`-style tags). A tag such as "
+        "`!!python/object` would construct objects and is refused.",
+    ),
+    (
+        "PC106",
+        E,
+        "file too large",
+        "The file is larger than the configured limit (POLICYCTL_MAX_FILE_BYTES, default 5 MiB).",
+    ),
+    (
+        "PC107",
+        E,
+        "nesting too deep",
+        "The document nests lists and mappings deeper than the limit "
+        "(POLICYCTL_MAX_DEPTH, default 64). Real policies nest fewer than ten levels.",
+    ),
+    (
+        "PC108",
+        E,
+        "too many nodes",
+        "After expanding YAML aliases the document has more nodes than the limit "
+        "(POLICYCTL_MAX_NODES). This is how an alias bomb ('billion laughs') is stopped before "
+        "it is built in memory.",
+    ),
+    ("PC109", E, "extends cycle", "A file extends itself, directly or through other files."),
+    (
+        "PC110",
+        E,
+        "unsupported YAML construct",
+        "The document uses a YAML feature policyctl does not accept: several documents in one "
+        "file, a merge key (`<<`), or a mapping key that is not a plain scalar.",
+    ),
+    (
+        "PC201",
+        E,
+        "unknown key",
+        "The key is not part of the policy format. Unknown keys are errors everywhere: a typo "
+        "such as `denny:` must never be ignored, because the rule it meant to write would "
+        "silently not exist.",
+    ),
+    (
+        "PC202",
+        E,
+        "wrong type",
+        "The value has the wrong type for its key, for example a string where a list of tool "
+        "entries is expected.",
+    ),
+    ("PC203", E, "invalid value", "The value is not one of those the key accepts."),
+    (
+        "PC204",
+        E,
+        "missing key",
+        "A required key is missing, for example `id` in a legacy `agents.list` item.",
+    ),
+    (
+        "PC301",
+        E,
+        "non-ASCII or confusable entry",
+        "Tool names and entries must be ASCII after normalisation (letters, digits and "
+        "`_ - . : * @ /`). A Cyrillic letter or a zero-width character makes an entry that "
+        "looks right and matches nothing; in a deny list that is a hole.",
+    ),
+    (
+        "PC302",
+        E,
+        "unknown profile",
+        "The profile is neither a built-in profile of the catalog nor one the catalog defines. "
+        "OpenClaw treats an unknown profile as no restriction; policyctl refuses it.",
+    ),
+    (
+        "PC303",
+        E,
+        "allow and alsoAllow in one scope",
+        "tools cannot set both allow and alsoAllow in the same scope (merge alsoAllow into "
+        "allow, or remove allow and use profile + alsoAllow).",
+    ),
+    (
+        "PC304",
+        E,
+        "unknown catalog",
+        "`catalog` must name a built-in catalog (openclaw, openclaw-2026.4, nanobot) or a "
+        "catalog file.",
+    ),
+    ("PC305", E, "invalid catalog", "The catalog file does not describe a valid catalog."),
+    (
+        "PC306",
+        E,
+        "duplicate agent",
+        "The same agent id appears in `agents.entries` and in the legacy `agents.list`, or "
+        "twice in `agents.list`.",
+    ),
+    (
+        "PC307",
+        E,
+        "invalid sender key",
+        "A `toolsBySender` key must be `channel:<channel>:<id>`, `id:<v>`, `e164:<v>`, "
+        "`username:<v>`, `name:<v>` or `*`, with a non-empty value.",
+    ),
+    (
+        "PC308",
+        E,
+        "no callable tools",
+        "Explicit allow lists leave the run with no tools at all; the run stops before the "
+        "model is asked.",
+    ),
+    (
+        "PC401",
+        W,
+        "unknown allow entries",
+        "An allow list names entries that match no tool of this run. They change nothing; they "
+        "are usually a typo, a tool this provider does not get, or a plugin that is not enabled.",
+    ),
+    (
+        "PC402",
+        W,
+        "unknown deny entries",
+        "A deny list names entries that match no tool of this run. A deny that matches nothing "
+        "protects nothing: check the spelling against the catalog.",
+    ),
+    (
+        "PC403",
+        W,
+        "legacy sender key",
+        "An untyped `toolsBySender` key is matched as a sender id only. Write `id:<value>` (or "
+        "`e164:`, `username:`, `name:`) to say what it is.",
+    ),
+    (
+        "PC404",
+        W,
+        "write denied, apply_patch reachable",
+        "`write` is denied but `apply_patch` is not: apply_patch can still change files.",
+    ),
+    (
+        "PC405",
+        W,
+        "plugin tool shadows a core tool",
+        "A plugin or MCP tool has the name of a core tool. The core tool is kept and the plugin "
+        "tool is dropped, so a plugin can never stand in for a tool the policy reasons about.",
+    ),
+    (
+        "PC406",
+        W,
+        "caller group ignored",
+        "The caller supplied a channel or group that disagrees with the session key. The "
+        "session key wins: a caller must not be able to pick a looser group policy.",
+    ),
+    (
+        "PC407",
+        W,
+        "cron job tools dropped",
+        "A scheduled job asked for tools its creating run did not have. They were removed from "
+        "the job's toolsAllow.",
+    ),
+    (
+        "PC408",
+        W,
+        "legacy agents.list",
+        "`agents.list` is the older shape of `agents.entries`; `policyctl fmt --migrate` "
+        "rewrites it.",
+    ),
+    (
+        "PC409",
+        W,
+        "account unavailable",
+        "A scheduled run names an account that has no configuration; its group layer denies "
+        "every tool rather than falling back to the looser channel-wide groups.",
+    ),
 )
 
 
@@ -156,8 +265,13 @@ class Diagnostic:
     severity: Severity = field(default=Severity.ERROR)
 
     @staticmethod
-    def make(code: str, message: str, source: Source | None = None, path: str = "",
-             fix: str | None = None) -> Diagnostic:
+    def make(
+        code: str,
+        message: str,
+        source: Source | None = None,
+        path: str = "",
+        fix: str | None = None,
+    ) -> Diagnostic:
         return Diagnostic(code, message, source, path, fix, CODES[code].severity)
 
     def sort_key(self) -> tuple[str, int, int, str]:
@@ -175,7 +289,9 @@ class PolicyError(Exception):
     """A policy could not be loaded or compiled; carries every diagnostic found."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]):
-        self.diagnostics: tuple[Diagnostic, ...] = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(
+            sorted(diagnostics, key=Diagnostic.sort_key)
+        )
         errors = [d for d in self.diagnostics if d.severity is Severity.ERROR]
         shown = errors or list(self.diagnostics)
         head = str(shown[0]) if shown else "invalid policy"

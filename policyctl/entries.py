@@ -68,20 +68,27 @@ class EntryList:
             if (best is None or hit.order < best.order) and glob.matches(name):
                 best = hit
         if plugin_id is not None:
-            for hit in (self.plugin_ids.get(plugin_id), self.all_plugins):
-                if hit is not None and (best is None or hit.order < best.order):
-                    best = hit
+            for plugin_hit in (self.plugin_ids.get(plugin_id), self.all_plugins):
+                if plugin_hit is not None and (best is None or plugin_hit.order < best.order):
+                    best = plugin_hit
         return best
 
     def names_exactly(self, name: str, plugin_id: str | None) -> bool:
         """Whether the list names this tool, its plugin id or `group:plugins` (no globs)."""
         if name in self.names:
             return True
-        return plugin_id is not None and (plugin_id in self.plugin_ids or self.all_plugins is not None)
+        return plugin_id is not None and (
+            plugin_id in self.plugin_ids or self.all_plugins is not None
+        )
 
 
-def build_list(key: str, source: Source | None, entries: Iterable[Entry],
-               groups: Mapping[str, tuple[str, ...]], covers: Mapping[str, tuple[str, ...]]) -> EntryList:
+def build_list(
+    key: str,
+    source: Source | None,
+    entries: Iterable[Entry],
+    groups: Mapping[str, tuple[str, ...]],
+    covers: Mapping[str, tuple[str, ...]],
+) -> EntryList:
     """Expand static groups and covers, index literals, compile globs; first occurrence wins."""
     kept: list[Entry] = []
     names: dict[str, Hit] = {}
@@ -110,4 +117,6 @@ def build_list(key: str, source: Source | None, entries: Iterable[Entry],
                 names.setdefault(member, Hit(order, entry, text if member != text else None))
             # A literal that is not a core tool may be a plugin id (`bundle-mcp`, `voice`).
             plugin_ids.setdefault(text, Hit(order, entry, text))
-    return EntryList(key, source, tuple(kept), names, plugin_ids, all_plugins, wildcard, tuple(globs))
+    return EntryList(
+        key, source, tuple(kept), names, plugin_ids, all_plugins, wildcard, tuple(globs)
+    )

@@ -21,8 +21,11 @@ class ToolDecision:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "tool": self.tool, "allowed": self.allowed, "inInventory": self.known,
-            "removed": self.removal.to_json() if self.removal else None, "fix": self.fix,
+            "tool": self.tool,
+            "allowed": self.allowed,
+            "inInventory": self.known,
+            "removed": self.removal.to_json() if self.removal else None,
+            "fix": self.fix,
         }
 
 
@@ -37,26 +40,37 @@ def fix_for(removal: RemovedTool) -> str:
     if removal.kind == "owner-only":
         return f"{tool} is owner-only: only runs whose sender is the owner get it"
     if removal.kind == "optional-plugin":
-        return (f'{tool} is an optional plugin tool: name "{tool}", its plugin id or '
-                '"group:plugins" in an allow list that applies to this run')
+        return (
+            f'{tool} is an optional plugin tool: name "{tool}", its plugin id or '
+            '"group:plugins" in an allow list that applies to this run'
+        )
     if removal.kind == "catalog":
         return f"{tool} exists only for some providers ({removal.scope})"
     if removal.stage == 11:
-        return f"the parent run (or the job's creator) did not have {tool}; a child never exceeds it"
+        return (
+            f"the parent run (or the job's creator) did not have {tool}; a child never exceeds it"
+        )
     if removal.origin == "catalog" and removal.stage == 10:
-        return (f"{tool} is on the catalog's subagent deny list, which configuration cannot lift; "
-                "run it from the main session")
+        return (
+            f"{tool} is on the catalog's subagent deny list, which configuration cannot lift; "
+            "run it from the main session"
+        )
     if removal.origin == "catalog" and removal.stage == 9:
-        return (f'{tool} is on the sandbox default deny list: add "{tool}" to '
-                "tools.sandbox.tools.alsoAllow to lift it, or run unsandboxed")
+        return (
+            f'{tool} is on the sandbox default deny list: add "{tool}" to '
+            "tools.sandbox.tools.alsoAllow to lift it, or run unsandboxed"
+        )
     if removal.kind == "deny":
         via = f" (it expands to {tool})" if removal.expanded_from else ""
         where = f" at {removal.source}" if removal.source else ""
-        return f'remove "{removal.written_as or removal.entry}"{via} from {_list_key(removal.scope)}{where}'
+        written = removal.written_as or removal.entry
+        return f'remove "{written}"{via} from {_list_key(removal.scope)}{where}'
     target = _list_key(removal.scope)
     if removal.stage in (1, 2):
-        return (f'add "{tool}" to the alsoAllow of the scope that sets {target}, '
-                "or choose a profile that includes it")
+        return (
+            f'add "{tool}" to the alsoAllow of the scope that sets {target}, '
+            "or choose a profile that includes it"
+        )
     return f'add "{tool}" to {target}' + (f" at {removal.source}" if removal.source else "")
 
 
@@ -67,8 +81,13 @@ def decide_tool(resolution: Resolution, tool: str) -> ToolDecision:
         return ToolDecision(name, True, True, None, None)
     removal = resolution.removal(name)
     if removal is None:
-        return ToolDecision(name, False, known, None,
-                            f"{name} is not in this run's inventory: no tool of that name exists")
+        return ToolDecision(
+            name,
+            False,
+            known,
+            None,
+            f"{name} is not in this run's inventory: no tool of that name exists",
+        )
     return ToolDecision(name, False, True, removal, fix_for(removal))
 
 
@@ -95,16 +114,22 @@ def sandbox_refusal(resolution: Resolution, tool: str) -> str | None:
     ctx = resolution.context
     if r is None or r.stage != 9:
         return None
-    lines = [f'Tool "{r.tool}" blocked by sandbox tool policy (mode={ctx.sandbox_mode}).',
-             f"Session: {_shorten(ctx.session_key or '')}",
-             f"Reason: {'deny list' if r.kind == 'deny' else 'allow list'}",
-             "Fix:",
-             "- agents.defaults.sandbox.mode=off (disable sandbox)"]
+    lines = [
+        f'Tool "{r.tool}" blocked by sandbox tool policy (mode={ctx.sandbox_mode}).',
+        f"Session: {_shorten(ctx.session_key or '')}",
+        f"Reason: {'deny list' if r.kind == 'deny' else 'allow list'}",
+        "Fix:",
+        "- agents.defaults.sandbox.mode=off (disable sandbox)",
+    ]
     if r.kind == "deny":
-        lines.append(f'- Remove "{r.tool}" from {_list_key(r.scope) if r.origin == "config" else "tools.sandbox.tools.deny"}.')
+        deny_key = _list_key(r.scope) if r.origin == "config" else "tools.sandbox.tools.deny"
+        lines.append(f'- Remove "{r.tool}" from {deny_key}.')
     else:
         lines.append(f'- Add "{r.tool}" to {_list_key(r.scope)} (or set it to [] to allow all).')
     if ctx.sandbox_mode == "non-main":
         lines.append("- Use the agent main session instead of a non-main session.")
-    lines.append(f"Explain: policyctl explain POLICY --session-key {ctx.session_key or ''} --tool {r.tool} --trail")
+    session = ctx.session_key or ""
+    lines.append(
+        f"Explain: policyctl explain POLICY --session-key {session} --tool {r.tool} --trail"
+    )
     return "\n".join(lines)

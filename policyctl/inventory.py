@@ -47,20 +47,31 @@ class Inventory:
             if name in kept:
                 first = kept[name]
                 if plugin is not None or first.plugin_id is None:
-                    conflicts.append(Diagnostic.make(
-                        "PC405", f'{"plugin " + plugin if plugin else "a tool"} declares "{name}", '
-                                 f'which {"is a core tool" if first.plugin_id is None else "another plugin has"}; '
-                                 "the second one is dropped"))
+                    who = f"plugin {plugin}" if plugin else "a tool"
+                    owner = "is a core tool" if first.plugin_id is None else "another plugin has"
+                    conflicts.append(
+                        Diagnostic.make(
+                            "PC405",
+                            f'{who} declares "{name}", which {owner}; the second one is dropped',
+                        )
+                    )
                     continue
                 # a core tool arriving after a plugin tool of the same name wins the name
-                conflicts.append(Diagnostic.make(
-                    "PC405", f'plugin {first.plugin_id} declares "{name}", which is a core tool; '
-                             "the plugin tool is dropped"))
+                conflicts.append(
+                    Diagnostic.make(
+                        "PC405",
+                        f'plugin {first.plugin_id} declares "{name}", which is a core tool; '
+                        "the plugin tool is dropped",
+                    )
+                )
             kept[name] = Tool(name, plugin, tool.optional if plugin else False)
         ordered = tuple(kept.values())
         plugins = frozenset(t.plugin_id for t in ordered if t.plugin_id)
-        prefixes = frozenset(t.name.split("__", 1)[0] + "__" for t in ordered
-                             if t.plugin_id == MCP_PLUGIN_ID and "__" in t.name)
+        prefixes = frozenset(
+            t.name.split("__", 1)[0] + "__"
+            for t in ordered
+            if t.plugin_id == MCP_PLUGIN_ID and "__" in t.name
+        )
         return Inventory(ordered, tuple(conflicts), frozenset(kept), plugins, prefixes)
 
     def __len__(self) -> int:

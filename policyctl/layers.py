@@ -26,13 +26,30 @@ from .diagnostics import Diagnostic
 from .entries import Entry, build_list
 
 LAYER_NAMES: tuple[str, ...] = (
-    "profile", "provider profile", "global", "global by provider", "agent", "agent by provider",
-    "group", "sender", "sandbox", "subagent", "inheritance",
+    "profile",
+    "provider profile",
+    "global",
+    "global by provider",
+    "agent",
+    "agent by provider",
+    "group",
+    "sender",
+    "sandbox",
+    "subagent",
+    "inheritance",
 )
 BASE_LABELS: tuple[str, ...] = (
-    "tools.profile", "tools.byProvider.profile", "tools.allow", "tools.byProvider.allow",
-    "agents.<id>.tools.allow", "agents.<id>.tools.byProvider.allow", "group tools.allow",
-    "tools.toolsBySender", "sandbox tools.allow", "subagent tools.allow", "inherited tools",
+    "tools.profile",
+    "tools.byProvider.profile",
+    "tools.allow",
+    "tools.byProvider.allow",
+    "agents.<id>.tools.allow",
+    "agents.<id>.tools.byProvider.allow",
+    "group tools.allow",
+    "tools.toolsBySender",
+    "sandbox tools.allow",
+    "subagent tools.allow",
+    "inherited tools",
 )
 NOTHING = "(none)"  # an entry no tool can match (not ASCII-valid as a name): "no tools at all"
 
@@ -59,13 +76,26 @@ class EffectiveContext:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "agent": self.agent, "provider": self.provider, "model": self.model,
-            "channel": self.channel, "account": self.account, "group": self.group,
-            "sender": {"id": self.sender.id, "e164": self.sender.e164,
-                       "username": self.sender.username, "name": self.sender.name},
-            "owner": self.is_owner, "sessionKey": self.session_key, "spawnedBy": self.spawned_by,
-            "subagentDepth": self.subagent_depth, "role": self.role,
-            "sandboxMode": self.sandbox_mode, "sandboxed": self.sandboxed, "trigger": self.trigger,
+            "agent": self.agent,
+            "provider": self.provider,
+            "model": self.model,
+            "channel": self.channel,
+            "account": self.account,
+            "group": self.group,
+            "sender": {
+                "id": self.sender.id,
+                "e164": self.sender.e164,
+                "username": self.sender.username,
+                "name": self.sender.name,
+            },
+            "owner": self.is_owner,
+            "sessionKey": self.session_key,
+            "spawnedBy": self.spawned_by,
+            "subagentDepth": self.subagent_depth,
+            "role": self.role,
+            "sandboxMode": self.sandbox_mode,
+            "sandboxed": self.sandboxed,
+            "trigger": self.trigger,
         }
 
 
@@ -84,20 +114,36 @@ def _clean(value: str | None, lower: bool = True) -> str | None:
     return (text.lower() if lower else text) or None
 
 
-def effective_context(policy: CompiledPolicy, ctx: RunContext) -> tuple[EffectiveContext, list[Diagnostic]]:
+def effective_context(
+    policy: CompiledPolicy, ctx: RunContext
+) -> tuple[EffectiveContext, list[Diagnostic]]:
     notes: list[Diagnostic] = []
     own = parse_session_key(ctx.session_key)
     spawner = parse_session_key(ctx.spawned_by) if ctx.spawned_by else None
     agent = _clean(ctx.agent) or own.agent or (spawner.agent if spawner else None)
-    keyed: SessionInfo | None = spawner if spawner is not None else (own if ctx.session_key else None)
-    channel, account, group = _clean(ctx.channel), _clean(ctx.account, False), _clean(ctx.group, False)
+    keyed: SessionInfo | None = (
+        spawner if spawner is not None else (own if ctx.session_key else None)
+    )
+    channel, account, group = (
+        _clean(ctx.channel),
+        _clean(ctx.account, False),
+        _clean(ctx.group, False),
+    )
     if keyed is not None:
         if group is not None and group != keyed.group:
-            notes.append(Diagnostic.make("PC406", f'group "{group}" ignored: the session key says '
-                                         f'{keyed.group and repr(keyed.group) or "no group"}'))
+            notes.append(
+                Diagnostic.make(
+                    "PC406",
+                    f'group "{group}" ignored: the session key says '
+                    f"{(keyed.group and repr(keyed.group)) or 'no group'}",
+                )
+            )
         if keyed.channel is not None and channel is not None and channel != keyed.channel:
-            notes.append(Diagnostic.make("PC406", f'channel "{channel}" ignored: the session key '
-                                         f'says "{keyed.channel}"'))
+            notes.append(
+                Diagnostic.make(
+                    "PC406", f'channel "{channel}" ignored: the session key says "{keyed.channel}"'
+                )
+            )
         group = keyed.group
         channel = keyed.channel or (channel if keyed.group is None else None)
         account = keyed.account or account
@@ -105,17 +151,40 @@ def effective_context(policy: CompiledPolicy, ctx: RunContext) -> tuple[Effectiv
     depth = max(depth, 0)
     role = "main" if depth == 0 else ("orchestrator" if depth < policy.max_spawn_depth else "leaf")
     agent_policy = policy.agents.get(agent) if agent else None
-    mode = (agent_policy.sandbox_mode if agent_policy and agent_policy.sandbox_mode
-            else policy.default_sandbox_mode)
-    sandboxed = mode == "all" or (mode == "non-main" and ctx.session_key is not None
-                                  and not _is_main_session(policy, agent, ctx.session_key))
-    sender = Sender(_clean(ctx.sender.id), _clean(ctx.sender.e164),
-                    (_clean(ctx.sender.username) or "").removeprefix("@") or None,
-                    _clean(ctx.sender.name))
+    mode = (
+        agent_policy.sandbox_mode
+        if agent_policy and agent_policy.sandbox_mode
+        else policy.default_sandbox_mode
+    )
+    sandboxed = mode == "all" or (
+        mode == "non-main"
+        and ctx.session_key is not None
+        and not _is_main_session(policy, agent, ctx.session_key)
+    )
+    sender = Sender(
+        _clean(ctx.sender.id),
+        _clean(ctx.sender.e164),
+        (_clean(ctx.sender.username) or "").removeprefix("@") or None,
+        _clean(ctx.sender.name),
+    )
     provider = policy.catalog.canonical_provider(ctx.provider) if ctx.provider else None
-    return EffectiveContext(agent, provider, _clean(ctx.model), channel, account, group, sender,
-                            ctx.is_owner, ctx.session_key, ctx.spawned_by, depth, role, mode,
-                            sandboxed, ctx.trigger), notes
+    return EffectiveContext(
+        agent,
+        provider,
+        _clean(ctx.model),
+        channel,
+        account,
+        group,
+        sender,
+        ctx.is_owner,
+        ctx.session_key,
+        ctx.spawned_by,
+        depth,
+        role,
+        mode,
+        sandboxed,
+        ctx.trigger,
+    ), notes
 
 
 def _is_main_session(policy: CompiledPolicy, agent: str | None, key: str) -> bool:
@@ -126,8 +195,9 @@ def _is_main_session(policy: CompiledPolicy, agent: str | None, key: str) -> boo
     return key.strip().lower() in aliases
 
 
-def plan_layers(policy: CompiledPolicy, eff: EffectiveContext, ctx: RunContext
-                ) -> tuple[list[LayerPlan], list[Diagnostic]]:
+def plan_layers(
+    policy: CompiledPolicy, eff: EffectiveContext, ctx: RunContext
+) -> tuple[list[LayerPlan], list[Diagnostic]]:
     """The eleven layers for this run, in order, each with its policy or its skip reason."""
     notes: list[Diagnostic] = []
     g = policy.global_tools
@@ -141,13 +211,25 @@ def plan_layers(policy: CompiledPolicy, eff: EffectiveContext, ctx: RunContext
         _profile_layer(policy, g, scope),
         _provider_profile_layer(policy, eff, agent_match, global_match, scope),
         _plain(3, g.policy, "no global tools policy"),
-        _plain(4, global_match.policy if global_match else None,
-               "no provider in context" if not keys else "no matching tools.byProvider entry"),
-        _plain(5, scope.policy if scope else None,
-               "no agent in context" if eff.agent is None else
-               f"agent {eff.agent} has no entry" if agent is None else "agent has no tools policy"),
-        _plain(6, agent_match.policy if agent_match else None,
-               "no provider in context" if not keys else "no matching agent byProvider entry"),
+        _plain(
+            4,
+            global_match.policy if global_match else None,
+            "no provider in context" if not keys else "no matching tools.byProvider entry",
+        ),
+        _plain(
+            5,
+            scope.policy if scope else None,
+            "no agent in context"
+            if eff.agent is None
+            else f"agent {eff.agent} has no entry"
+            if agent is None
+            else "agent has no tools policy",
+        ),
+        _plain(
+            6,
+            agent_match.policy if agent_match else None,
+            "no provider in context" if not keys else "no matching agent byProvider entry",
+        ),
         _group_layer(policy, eff, notes),
         _sender_layer(eff, scope.senders if scope else None, g.senders),
         _sandbox_layer(policy, eff, scope),
@@ -190,38 +272,57 @@ def _profile_layer(policy: CompiledPolicy, g: ToolsScope, scope: ToolsScope | No
     if built is None:
         name = owner.profile
         extra = also_owner.also_allow.entries if also_owner.also_allow else ()
-        allow = build_list(f"{owner.name}.profile", owner.profile_source,
-                           [*profile_entries(policy.catalog, name), *extra],
-                           policy.catalog.groups, policy.catalog.covers)
+        allow = build_list(
+            f"{owner.name}.profile",
+            owner.profile_source,
+            [*profile_entries(policy.catalog, name), *extra],
+            policy.catalog.groups,
+            policy.catalog.covers,
+        )
         built = LayerPolicy(f"tools.profile ({name})", f"{owner.name}.profile", allow, None)
         policy.memo[key] = built
     return LayerPlan(1, built, None, built.label)
 
 
-def _provider_profile_layer(policy: CompiledPolicy, eff: EffectiveContext,
-                            agent_match: ProviderScope | None, global_match: ProviderScope | None,
-                            scope: ToolsScope | None) -> LayerPlan:
+def _provider_profile_layer(
+    policy: CompiledPolicy,
+    eff: EffectiveContext,
+    agent_match: ProviderScope | None,
+    global_match: ProviderScope | None,
+    scope: ToolsScope | None,
+) -> LayerPlan:
     if not eff.provider:
         return LayerPlan(2, None, "no provider in context", BASE_LABELS[1])
     source = agent_match if agent_match is not None and agent_match.profile else global_match
     if source is None or source.profile is None:
         return LayerPlan(2, None, "no provider profile for this provider", BASE_LABELS[1])
-    also = (agent_match.also_allow if agent_match is not None and agent_match.also_allow is not None
-            else global_match.also_allow if global_match is not None else None)
+    also = (
+        agent_match.also_allow
+        if agent_match is not None and agent_match.also_allow is not None
+        else global_match.also_allow
+        if global_match is not None
+        else None
+    )
     key = ("provider-profile", id(source), id(also))
     built = policy.memo.get(key)
     if built is None:
         extra = also.entries if also else ()
         where = f"{scope.name if source is agent_match and scope else 'tools'}.byProvider.profile"
-        allow = build_list(where, source.profile_source,
-                           [*profile_entries(policy.catalog, source.profile), *extra],
-                           policy.catalog.groups, policy.catalog.covers)
+        allow = build_list(
+            where,
+            source.profile_source,
+            [*profile_entries(policy.catalog, source.profile), *extra],
+            policy.catalog.groups,
+            policy.catalog.covers,
+        )
         built = LayerPolicy(f"tools.byProvider.profile ({source.profile})", where, allow, None)
         policy.memo[key] = built  # source and also live as long as the policy: ids stay unique
     return LayerPlan(2, built, None, built.label)
 
 
-def _group_layer(policy: CompiledPolicy, eff: EffectiveContext, notes: list[Diagnostic]) -> LayerPlan:
+def _group_layer(
+    policy: CompiledPolicy, eff: EffectiveContext, notes: list[Diagnostic]
+) -> LayerPlan:
     if not eff.channel:
         return LayerPlan(7, None, "no channel in context", BASE_LABELS[6])
     channel = policy.channels.get(eff.channel)
@@ -233,11 +334,21 @@ def _group_layer(policy: CompiledPolicy, eff: EffectiveContext, notes: list[Diag
             account_groups = channel.accounts[eff.account]
             groups = account_groups if account_groups is not None else groups
         elif eff.trigger == "cron":
-            notes.append(Diagnostic.make("PC409", f"account {eff.account} of channel {eff.channel} "
-                                         "has no configuration; the scheduled run gets no tools"))
-            return LayerPlan(7, _deny_everything(policy, "account unavailable",
-                                                 f"channels.{eff.channel}.accounts.{eff.account}"),
-                             None, "group tools.allow")
+            notes.append(
+                Diagnostic.make(
+                    "PC409",
+                    f"account {eff.account} of channel {eff.channel} "
+                    "has no configuration; the scheduled run gets no tools",
+                )
+            )
+            return LayerPlan(
+                7,
+                _deny_everything(
+                    policy, "account unavailable", f"channels.{eff.channel}.accounts.{eff.account}"
+                ),
+                None,
+                "group tools.allow",
+            )
     if not eff.group:
         return LayerPlan(7, None, "no group in context", BASE_LABELS[6])
     if groups is None:
@@ -283,15 +394,18 @@ def _sender_candidates(eff: EffectiveContext) -> list[str]:
     return out
 
 
-def _match_sender(table: SenderTable, eff: EffectiveContext) -> tuple[str, LayerPolicy | None] | None:
+def _match_sender(
+    table: SenderTable, eff: EffectiveContext
+) -> tuple[str, LayerPolicy | None] | None:
     for key in _sender_candidates(eff):
         if key in table.policies:
             return key, table.policies[key]
     return None
 
 
-def _sender_layer(eff: EffectiveContext, agent_table: SenderTable | None,
-                  global_table: SenderTable | None) -> LayerPlan:
+def _sender_layer(
+    eff: EffectiveContext, agent_table: SenderTable | None, global_table: SenderTable | None
+) -> LayerPlan:
     for table in (agent_table, global_table):
         if table is None:
             continue
@@ -305,10 +419,17 @@ def _sender_layer(eff: EffectiveContext, agent_table: SenderTable | None,
     return LayerPlan(8, None, "no toolsBySender entry matches this sender", BASE_LABELS[7])
 
 
-def _sandbox_layer(policy: CompiledPolicy, eff: EffectiveContext, scope: ToolsScope | None) -> LayerPlan:
+def _sandbox_layer(
+    policy: CompiledPolicy, eff: EffectiveContext, scope: ToolsScope | None
+) -> LayerPlan:
     if not eff.sandboxed:
-        why = ("not sandboxed (mode=off)" if eff.sandbox_mode == "off" else
-               "not sandboxed (main session)" if eff.session_key else "not sandboxed (no session key)")
+        why = (
+            "not sandboxed (mode=off)"
+            if eff.sandbox_mode == "off"
+            else "not sandboxed (main session)"
+            if eff.session_key
+            else "not sandboxed (no session key)"
+        )
         return LayerPlan(9, None, why, BASE_LABELS[8])
     key = ("sandbox", scope.name if scope else None)
     built = policy.memo.get(key)
@@ -321,7 +442,9 @@ def _sandbox_layer(policy: CompiledPolicy, eff: EffectiveContext, scope: ToolsSc
 def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPolicy:
     """Semantics 7.6: per-field fallback agent -> global -> catalog default."""
     cat = policy.catalog
-    lists = [s.sandbox for s in (scope, policy.global_tools) if s is not None and s.sandbox is not None]
+    lists = [
+        s.sandbox for s in (scope, policy.global_tools) if s is not None and s.sandbox is not None
+    ]
 
     def pick(field: str) -> tuple[tuple[Entry, ...] | None, str]:
         for lst in lists:
@@ -331,7 +454,7 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
         return None, ""
 
     allow_cfg, allow_key = pick("allow")
-    also_cfg, also_key = pick("also_allow")
+    also_cfg, _ = pick("also_allow")
     deny_cfg, deny_key = pick("deny")
     also = list(also_cfg or ())
     allow_key = allow_key or "tools.sandbox.tools.allow"
@@ -346,24 +469,43 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
     if deny_cfg is not None:
         deny = list(deny_cfg)
     else:
-        deny = [e for e in catalog_entries(cat.sandbox_deny, cat, "sandbox default deny")
-                if explicit.match(e.text) is None]
+        deny = [
+            e
+            for e in catalog_entries(cat.sandbox_deny, cat, "sandbox default deny")
+            if explicit.match(e.text) is None
+        ]
     allow_list = build_list(allow_key, None, allow, cat.groups, cat.covers) if allow else None
-    deny_list = build_list(deny_key or "tools.sandbox.tools.deny", None, deny, cat.groups, cat.covers)
+    deny_list = build_list(
+        deny_key or "tools.sandbox.tools.deny", None, deny, cat.groups, cat.covers
+    )
     image = cat.image_tool
-    if (allow_list is not None and allow_list.restrictive and image
-            and image not in allow_list.names and image not in deny_list.names):
-        allow_list = build_list(allow_key, None, [*allow_list.entries,
-                                                  *catalog_entries([image], cat, "sandbox image tool")],
-                                cat.groups, cat.covers)
+    if (
+        allow_list is not None
+        and allow_list.restrictive
+        and image
+        and image not in allow_list.names
+        and image not in deny_list.names
+    ):
+        allow_list = build_list(
+            allow_key,
+            None,
+            [*allow_list.entries, *catalog_entries([image], cat, "sandbox image tool")],
+            cat.groups,
+            cat.covers,
+        )
     return LayerPolicy("sandbox tools.allow", "tools.sandbox.tools", allow_list, deny_list)
 
 
-def _subagent_layer(policy: CompiledPolicy, eff: EffectiveContext, scope: ToolsScope | None) -> LayerPlan:
+def _subagent_layer(
+    policy: CompiledPolicy, eff: EffectiveContext, scope: ToolsScope | None
+) -> LayerPlan:
     if eff.subagent_depth <= 0:
         return LayerPlan(10, None, "not a subagent run", BASE_LABELS[9])
-    configured = (scope.subagents if scope is not None and scope.subagents is not None
-                  else policy.global_tools.subagents)
+    configured = (
+        scope.subagents
+        if scope is not None and scope.subagents is not None
+        else policy.global_tools.subagents
+    )
     leaf = eff.role == "leaf"
     key = ("subagent", id(configured), leaf)
     built = policy.memo.get(key)
@@ -372,7 +514,9 @@ def _subagent_layer(policy: CompiledPolicy, eff: EffectiveContext, scope: ToolsS
         names = [*cat.subagent_deny_always, *(cat.subagent_deny_leaf if leaf else ())]
         base = catalog_entries(names, cat, f"subagent {'leaf ' if leaf else ''}deny (catalog)")
         extra = configured.deny.entries if configured is not None and configured.deny else ()
-        deny = build_list("tools.subagents.tools.deny", None, [*base, *extra], cat.groups, cat.covers)
+        deny = build_list(
+            "tools.subagents.tools.deny", None, [*base, *extra], cat.groups, cat.covers
+        )
         allow = configured.allow if configured is not None else None
         built = LayerPolicy("subagent tools.allow", "tools.subagents.tools", allow, deny)
         policy.memo[key] = built
@@ -388,20 +532,27 @@ def _inheritance_layer(policy: CompiledPolicy, eff: EffectiveContext, ctx: RunCo
     built = policy.memo.get(key)
     if built is None:
         cat = policy.catalog
-        allow_names: list[str] | None = list(cap.allow) if cap is not None and cap.allow is not None else None
+        allow_names: list[str] | None = (
+            list(cap.allow) if cap is not None and cap.allow is not None else None
+        )
         source = cap.source if cap is not None else "memory flush"
         if memory:
             keep = cat.memory_flush_tools
-            allow_names = [n for n in allow_names if n in keep] if allow_names is not None else list(keep)
+            allow_names = (
+                [n for n in allow_names if n in keep] if allow_names is not None else list(keep)
+            )
             source = f"{source} + memory flush" if cap is not None else source
         allow = None
         if allow_names is not None:
-            entries = [Entry(n, n, source, None, "inherited") for n in allow_names] or \
-                      [Entry(NOTHING, "[]", source, None, "inherited")]
+            entries = [Entry(n, n, source, None, "inherited") for n in allow_names] or [
+                Entry(NOTHING, "[]", source, None, "inherited")
+            ]
             allow = build_list(source, None, entries, {}, {})
         deny = None
         if cap is not None and cap.deny:
-            deny = build_list(source, None, [Entry(n, n, source, None, "inherited") for n in cap.deny], {}, {})
+            deny = build_list(
+                source, None, [Entry(n, n, source, None, "inherited") for n in cap.deny], {}, {}
+            )
         built = LayerPolicy("inherited tools", source, allow, deny, grants=False)
         if len(policy.memo) < 100_000:
             policy.memo[key] = built
@@ -413,6 +564,8 @@ def _deny_everything(policy: CompiledPolicy, why: str, scope: str) -> LayerPolic
     built = policy.memo.get(key)
     if built is None:
         star = Entry("*", "*", why, None, "catalog")
-        built = LayerPolicy("group tools.allow", scope, None, build_list(scope, None, [star], {}, {}))
+        built = LayerPolicy(
+            "group tools.allow", scope, None, build_list(scope, None, [star], {}, {})
+        )
         policy.memo[key] = built
     return built

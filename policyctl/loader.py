@@ -35,20 +35,26 @@ class LoadedDocument:
     files: tuple[str, ...]
 
 
-def _fail(code: str, message: str, source: Source | None = None, fix: str | None = None,
-          path: str = "") -> PolicyError:
+def _fail(
+    code: str, message: str, source: Source | None = None, fix: str | None = None, path: str = ""
+) -> PolicyError:
     return PolicyError([Diagnostic.make(code, message, source, path=path, fix=fix)])
 
 
 # -- bytes -> text ---------------------------------------------------------------------------
+
 
 def read_text(path: FsPath, limits: Limits, shown: str | None = None) -> str:
     name = shown or str(path)
     try:
         size = path.stat().st_size
         if size > limits.max_file_bytes:
-            raise _fail("PC106", f"file is {size} bytes; the limit is {limits.max_file_bytes}",
-                        Source(name, 1, 1), fix="raise POLICYCTL_MAX_FILE_BYTES if this is intended")
+            raise _fail(
+                "PC106",
+                f"file is {size} bytes; the limit is {limits.max_file_bytes}",
+                Source(name, 1, 1),
+                fix="raise POLICYCTL_MAX_FILE_BYTES if this is intended",
+            )
         raw = path.read_bytes()
     except PolicyError:
         raise
@@ -59,11 +65,18 @@ def read_text(path: FsPath, limits: Limits, shown: str | None = None) -> str:
 
 def decode(raw: bytes, name: str, limits: Limits) -> str:
     if len(raw) > limits.max_file_bytes:
-        raise _fail("PC106", f"file is {len(raw)} bytes; the limit is {limits.max_file_bytes}",
-                    Source(name, 1, 1))
+        raise _fail(
+            "PC106",
+            f"file is {len(raw)} bytes; the limit is {limits.max_file_bytes}",
+            Source(name, 1, 1),
+        )
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise _fail("PC102", "file is UTF-16; policy files must be UTF-8", Source(name, 1, 1),
-                    fix="re-save the file as UTF-8")
+        raise _fail(
+            "PC102",
+            "file is UTF-16; policy files must be UTF-8",
+            Source(name, 1, 1),
+            fix="re-save the file as UTF-8",
+        )
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]  # a UTF-8 byte order mark is harmless: accept and drop it
     try:
@@ -72,8 +85,12 @@ def decode(raw: bytes, name: str, limits: Limits) -> str:
         before = raw[: exc.start]
         line = before.count(b"\n") + 1
         column = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise _fail("PC102", f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
-                    Source(name, line, column), fix="re-save the file as UTF-8") from None
+        raise _fail(
+            "PC102",
+            f"byte 0x{raw[exc.start]:02x} is not valid UTF-8",
+            Source(name, line, column),
+            fix="re-save the file as UTF-8",
+        ) from None
 
 
 def detect_format(name: str) -> str:
@@ -93,8 +110,11 @@ def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
     if value is None:
         return LocMap(Source(name, 1, 1))
     if not isinstance(value, LocMap):
-        raise _fail("PC202", "the top level of a policy file must be a mapping",
-                    getattr(value, "src", None) or Source(name, 1, 1))
+        raise _fail(
+            "PC202",
+            "the top level of a policy file must be a mapping",
+            getattr(value, "src", None) or Source(name, 1, 1),
+        )
     return value
 
 
@@ -107,8 +127,12 @@ _INT = re.compile(r"[-+]?[0-9]+\Z")
 _INT_OCT = re.compile(r"0o[0-7]+\Z")
 _INT_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
-_SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"),
-                  ".nan": float("nan")}
+_SPECIAL_FLOAT = {
+    ".inf": float("inf"),
+    "+.inf": float("inf"),
+    "-.inf": float("-inf"),
+    ".nan": float("nan"),
+}
 _STD = "tag:yaml.org,2002:"
 _PLAIN_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")} | {"!"}
 
@@ -133,14 +157,16 @@ def resolve_plain(text: str) -> Any:
 
 
 def _tagged_scalar(tag: str, text: str, src: Source) -> Any:
-    kind = tag[len(_STD):] if tag.startswith(_STD) else "str"
+    kind = tag[len(_STD) :] if tag.startswith(_STD) else "str"
     value = resolve_plain(text)
     expected = {"str": str, "int": int, "float": float, "bool": bool, "null": type(None)}
     if kind == "str":
         return text
     if kind == "float" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if not isinstance(value, expected.get(kind, str)) or (kind == "int" and isinstance(value, bool)):
+    if not isinstance(value, expected.get(kind, str)) or (
+        kind == "int" and isinstance(value, bool)
+    ):
         raise _fail("PC202", f"{text!r} is not a valid !!{kind}", src)
     return value
 
@@ -198,11 +224,13 @@ class _YamlReader:
         elif kind in ("MappingStartEvent", "SequenceStartEvent"):
             self.check_tag(event, _STD + ("map" if kind == "MappingStartEvent" else "seq"))
             if len(self.stack) >= self.limits.max_depth:
-                raise _fail("PC107", f"nesting deeper than {self.limits.max_depth} levels",
-                            self.src(event))
+                raise _fail(
+                    "PC107", f"nesting deeper than {self.limits.max_depth} levels", self.src(event)
+                )
             self.require_value_slot(event)
-            container: LocMap | LocSeq = (LocMap(self.src(event)) if kind == "MappingStartEvent"
-                                          else LocSeq(self.src(event)))
+            container: LocMap | LocSeq = (
+                LocMap(self.src(event)) if kind == "MappingStartEvent" else LocSeq(self.src(event))
+            )
             self.count(1, event)
             self.stack.append(_Frame(container, event.anchor))
         elif kind in ("MappingEndEvent", "SequenceEndEvent"):
@@ -220,8 +248,12 @@ class _YamlReader:
         elif kind == "DocumentStartEvent":
             self.documents += 1
             if self.documents > 1:
-                raise _fail("PC110", "a policy file holds one YAML document, this one holds more",
-                            self.src(event), fix="split the documents into separate files")
+                raise _fail(
+                    "PC110",
+                    "a policy file holds one YAML document, this one holds more",
+                    self.src(event),
+                    fix="split the documents into separate files",
+                )
 
     def check_tag(self, event: Any, default: str) -> None:
         tag = event.tag
@@ -229,17 +261,29 @@ class _YamlReader:
             return
         text = str(getattr(tag, "value", tag))
         if text not in _PLAIN_TAGS and text != default:
-            raise _fail("PC105", f"YAML tag {text} is not allowed", self.src(event),
-                        fix="remove the tag; policy values are plain strings, lists and mappings")
+            raise _fail(
+                "PC105",
+                f"YAML tag {text} is not allowed",
+                self.src(event),
+                fix="remove the tag; policy values are plain strings, lists and mappings",
+            )
 
     def count(self, size: int, event: Any) -> None:
         self.total += size
         if self.total > self.limits.max_nodes:
-            raise _fail("PC108", f"more than {self.limits.max_nodes} nodes after alias expansion",
-                        self.src(event), fix="remove the aliases that multiply the document")
+            raise _fail(
+                "PC108",
+                f"more than {self.limits.max_nodes} nodes after alias expansion",
+                self.src(event),
+                fix="remove the aliases that multiply the document",
+            )
 
     def require_value_slot(self, event: Any) -> None:
-        if self.stack and isinstance(self.stack[-1].container, LocMap) and self.stack[-1].key is None:
+        if (
+            self.stack
+            and isinstance(self.stack[-1].container, LocMap)
+            and self.stack[-1].key is None
+        ):
             raise _fail("PC110", "mapping keys must be plain scalars", self.src(event))
 
     def on_scalar(self, event: Any) -> None:
@@ -252,8 +296,12 @@ class _YamlReader:
         if top is not None and isinstance(top.container, LocMap) and top.key is None:
             # Keys are always text, as written: an unquoted group id `-100123` stays a string.
             if event.value == "<<" and event.style is None:
-                raise _fail("PC110", "YAML merge keys (<<) are not supported", src,
-                            fix="use `extends:` to share settings between files")
+                raise _fail(
+                    "PC110",
+                    "YAML merge keys (<<) are not supported",
+                    src,
+                    fix="use `extends:` to share settings between files",
+                )
             if event.value in top.container:
                 first = top.container.key_src.get(event.value)
                 where = f" (first at line {first.line})" if first else ""
@@ -309,8 +357,10 @@ def _parse_toml(text: str, name: str, limits: Limits) -> LocMap:
 
 # -- extends ----------------------------------------------------------------------------------
 
-def load_document(path: str | FsPath, limits: Limits | None = None,
-                  text: str | None = None) -> LoadedDocument:
+
+def load_document(
+    path: str | FsPath, limits: Limits | None = None, text: str | None = None
+) -> LoadedDocument:
     """Read a policy file and everything it `extends`, merged, with locations kept."""
     limits = limits or default_limits()
     root = FsPath(path)
@@ -320,8 +370,14 @@ def load_document(path: str | FsPath, limits: Limits | None = None,
     return LoadedDocument(data, index, str(root), tuple(files))
 
 
-def _load_with_extends(path: FsPath, limits: Limits, chain: tuple[FsPath, ...],
-                       files: list[str], text: str | None, named_at: Source | None) -> LocMap:
+def _load_with_extends(
+    path: FsPath,
+    limits: Limits,
+    chain: tuple[FsPath, ...],
+    files: list[str],
+    text: str | None,
+    named_at: Source | None,
+) -> LocMap:
     real = path.resolve()
     if real in chain:
         cycle = " -> ".join(p.name for p in (*chain, real))
@@ -343,13 +399,17 @@ def _load_with_extends(path: FsPath, limits: Limits, chain: tuple[FsPath, ...],
     if isinstance(parents, str):
         items = [(parents, where)]
     elif isinstance(parents, list):
-        items = list(zip(parents, getattr(parents, "item_src", [where] * len(parents)), strict=False))
+        items = list(
+            zip(parents, getattr(parents, "item_src", [where] * len(parents)), strict=False)
+        )
     else:
         raise _fail("PC202", "extends must be a path or a list of paths", where, path="extends")
     base: LocMap | None = None
     for item, item_src in items:
         if not isinstance(item, str) or not item.strip():
-            raise _fail("PC202", "extends entries must be non-empty paths", item_src, path="extends")
+            raise _fail(
+                "PC202", "extends entries must be non-empty paths", item_src, path="extends"
+            )
         target = path.parent / item
         loaded = _load_with_extends(target, limits, (*chain, real), files, None, item_src)
         base = loaded if base is None else merge(base, loaded)
@@ -373,9 +433,13 @@ def merge(base: LocMap, over: LocMap, path: tuple[str, ...] = ()) -> LocMap:
             continue
         old = base[key]
         if value is None and old is not None:
-            raise _fail("PC203", f'"{key}" is set in an extended file; null here would erase it',
-                        val_src or key_src, path=".".join((*path, key)),
-                        fix="remove this key, or override the fields you mean to change")
+            raise _fail(
+                "PC203",
+                f'"{key}" is set in an extended file; null here would erase it',
+                val_src or key_src,
+                path=".".join((*path, key)),
+                fix="remove this key, or override the fields you mean to change",
+            )
         if isinstance(old, LocMap) and isinstance(value, LocMap):
             out.put(key, merge(old, value, (*path, key)), key_src, val_src)
         elif key == "deny" and isinstance(old, LocSeq) and isinstance(value, LocSeq):

@@ -126,7 +126,9 @@ class PolicyDocument(_Strict):
     """A policyctl policy file, after `extends` merging."""
 
     model_config = ConfigDict(
-        extra="forbid", strict=True, frozen=True,
+        extra="forbid",
+        strict=True,
+        frozen=True,
         json_schema_extra={"title": "policyctl policy document"},
     )
 
@@ -145,7 +147,7 @@ def document_json_schema() -> dict[str, object]:
     assert isinstance(props, dict)
     props["extends"] = {
         "description": "Files this one builds on (relative paths). Mappings deep-merge, lists "
-                       "are replaced, deny lists are unioned.",
+        "are replaced, deny lists are unioned.",
         "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}],
     }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

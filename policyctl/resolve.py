@@ -39,10 +39,17 @@ class RemovedTool:
 
     def to_json(self) -> dict[str, object]:
         return {
-            "tool": self.tool, "stage": self.stage, "label": self.label, "kind": self.kind,
-            "entry": self.entry, "expandedFrom": self.expanded_from,
-            "source": ({"file": self.source.file, "line": self.source.line,
-                        "column": self.source.column} if self.source else None),
+            "tool": self.tool,
+            "stage": self.stage,
+            "label": self.label,
+            "kind": self.kind,
+            "entry": self.entry,
+            "expandedFrom": self.expanded_from,
+            "source": (
+                {"file": self.source.file, "line": self.source.line, "column": self.source.column}
+                if self.source
+                else None
+            ),
         }
 
 
@@ -58,8 +65,13 @@ class LayerTrace:
     restrictive: bool
 
     def to_json(self) -> dict[str, object]:
-        return {"stage": self.stage, "label": self.label, "applied": self.applied,
-                "skipReason": self.skip_reason, "removed": list(self.removed)}
+        return {
+            "stage": self.stage,
+            "label": self.label,
+            "applied": self.applied,
+            "skipReason": self.skip_reason,
+            "removed": list(self.removed),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +83,9 @@ class Resolution:
     warnings: tuple[Diagnostic, ...]
     inventory: Inventory
     inherited_deny: tuple[str, ...] = ()
-    _removed_by_tool: dict[str, RemovedTool] = field(default_factory=dict, repr=False, compare=False)
+    _removed_by_tool: dict[str, RemovedTool] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def removal(self, tool: str) -> RemovedTool | None:
         if not self._removed_by_tool and self.removed:
@@ -113,12 +127,15 @@ class NoCallableToolsError(Exception):
     def __init__(self, resolution: Resolution, labels: Sequence[str]):
         self.resolution = resolution
         self.labels = tuple(labels)
-        super().__init__("No callable tools remain after resolving explicit tool allowlist "
-                         f"({'; '.join(self.labels)}); no registered tools matched.")
+        super().__init__(
+            "No callable tools remain after resolving explicit tool allowlist "
+            f"({'; '.join(self.labels)}); no registered tools matched."
+        )
 
 
-def decide(name: str, plugin_id: str | None, policy: LayerPolicy,
-           catalog: Catalog) -> tuple[RuleKind, Hit | None] | None:
+def decide(
+    name: str, plugin_id: str | None, policy: LayerPolicy, catalog: Catalog
+) -> tuple[RuleKind, Hit | None] | None:
     """Semantics 5 for one tool and one policy: None if kept, else why it is removed."""
     deny = policy.deny
     if deny is not None and deny.entries:
@@ -134,7 +151,8 @@ def decide(name: str, plugin_id: str | None, policy: LayerPolicy,
         return None
     for grant in catalog.grants.get(name, ()) if policy.grants else ():
         if allow.match(grant.when_allowed) is not None and not (
-                grant.unless_denied and deny is not None and deny.match(grant.when_allowed)):
+            grant.unless_denied and deny is not None and deny.match(grant.when_allowed)
+        ):
             return None
     return "allow", None
 
@@ -148,9 +166,13 @@ def default_inventory(policy: CompiledPolicy) -> Inventory:
     return found
 
 
-def resolve(policy: CompiledPolicy, context: RunContext | None = None,
-            inventory: Inventory | Iterable[Tool] | None = None, *,
-            require_tools: bool = True) -> Resolution:
+def resolve(
+    policy: CompiledPolicy,
+    context: RunContext | None = None,
+    inventory: Inventory | Iterable[Tool] | None = None,
+    *,
+    require_tools: bool = True,
+) -> Resolution:
     """The tools this run may use, and why every other tool of the inventory is gone.
 
     Raises `NoCallableToolsError` when explicit allow lists leave no tools (unless
@@ -183,7 +205,9 @@ def resolve(policy: CompiledPolicy, context: RunContext | None = None,
         lp = plan.policy
         name = LAYER_NAMES[plan.stage - 1]
         if lp is None:
-            traces.append(LayerTrace(plan.stage, name, plan.label, False, plan.skip_reason, (), None, False))
+            traces.append(
+                LayerTrace(plan.stage, name, plan.label, False, plan.skip_reason, (), None, False)
+            )
             continue
         survivors: list[Tool] = []
         gone: list[str] = []
@@ -196,63 +220,126 @@ def resolve(policy: CompiledPolicy, context: RunContext | None = None,
             gone.append(tool.name)
             removed.append(_record(tool.name, plan, lp, kind, hit))
         alive = survivors
-        traces.append(LayerTrace(plan.stage, name, plan.label, True, None, tuple(gone), lp.scope,
-                                 lp.restrictive))
+        traces.append(
+            LayerTrace(
+                plan.stage, name, plan.label, True, None, tuple(gone), lp.scope, lp.restrictive
+            )
+        )
 
     warnings = [*inv.conflicts, *notes, *_unknown_entry_warnings(applied, inv, cat)]
     inherited = ctx.parent.deny if ctx.parent else ()
-    result = Resolution(eff, tuple(t.name for t in alive), tuple(removed), tuple(traces),
-                        tuple(dict.fromkeys(warnings)), inv, tuple(inherited))
+    result = Resolution(
+        eff,
+        tuple(t.name for t in alive),
+        tuple(removed),
+        tuple(traces),
+        tuple(dict.fromkeys(warnings)),
+        inv,
+        tuple(inherited),
+    )
     if require_tools and not alive and inv.tools:
-        emptied = [t.label for t in traces if t.applied and any(
-            r.stage == t.stage and r.kind == "allow" for r in removed)]
+        emptied = [
+            t.label
+            for t in traces
+            if t.applied and any(r.stage == t.stage and r.kind == "allow" for r in removed)
+        ]
         if emptied:
             raise NoCallableToolsError(result, emptied)
     return result
 
 
-def _record(tool: str, plan: LayerPlan, lp: LayerPolicy, kind: RuleKind, hit: Hit | None) -> RemovedTool:
+def _record(
+    tool: str, plan: LayerPlan, lp: LayerPolicy, kind: RuleKind, hit: Hit | None
+) -> RemovedTool:
     if hit is None:
         allow = lp.allow
-        return RemovedTool(tool, plan.stage, plan.label, kind, None, None,
-                           allow.source if allow else None, allow.key if allow else lp.scope)
+        return RemovedTool(
+            tool,
+            plan.stage,
+            plan.label,
+            kind,
+            None,
+            None,
+            allow.source if allow else None,
+            allow.key if allow else lp.scope,
+        )
     entry = hit.entry
-    return RemovedTool(tool, plan.stage, plan.label, kind, entry.text, hit.expanded_from,
-                       entry.source, entry.key, entry.raw, entry.origin)
+    return RemovedTool(
+        tool,
+        plan.stage,
+        plan.label,
+        kind,
+        entry.text,
+        hit.expanded_from,
+        entry.source,
+        entry.key,
+        entry.raw,
+        entry.origin,
+    )
 
 
-def _construction(tool: Tool, eff: EffectiveContext, cat: Catalog,
-                  applied: list[LayerPlan]) -> RemovedTool | None:
+def _construction(
+    tool: Tool, eff: EffectiveContext, cat: Catalog, applied: list[LayerPlan]
+) -> RemovedTool | None:
     # By name, whoever provides it: a plugin tool called "gateway" is as dangerous as the core one.
     if tool.name in cat.owner_only and not eff.is_owner:
-        return RemovedTool(tool.name, 0, "owner-only tools", "owner-only", None, None, None,
-                           "catalog owner_only")
+        return RemovedTool(
+            tool.name, 0, "owner-only tools", "owner-only", None, None, None, "catalog owner_only"
+        )
     if tool.optional and tool.plugin_id is not None:
-        named = any(p.policy is not None and p.policy.allow is not None
-                    and p.policy.allow.names_exactly(tool.name, tool.plugin_id) for p in applied)
+        named = any(
+            p.policy is not None
+            and p.policy.allow is not None
+            and p.policy.allow.names_exactly(tool.name, tool.plugin_id)
+            for p in applied
+        )
         if not named:
-            return RemovedTool(tool.name, 0, "optional plugin tools", "optional-plugin", None, None,
-                               None, "an allow list")
+            return RemovedTool(
+                tool.name,
+                0,
+                "optional plugin tools",
+                "optional-plugin",
+                None,
+                None,
+                None,
+                "an allow list",
+            )
     spec = cat.by_id.get(tool.name) if tool.plugin_id is None else None
-    if spec is not None and spec.providers is not None and eff.provider is not None \
-            and eff.provider not in spec.providers:
-        return RemovedTool(tool.name, 0, "catalog constraints", "catalog", None, None, None,
-                           f"catalog tool {tool.name} (providers: {', '.join(sorted(spec.providers))})")
+    if (
+        spec is not None
+        and spec.providers is not None
+        and eff.provider is not None
+        and eff.provider not in spec.providers
+    ):
+        return RemovedTool(
+            tool.name,
+            0,
+            "catalog constraints",
+            "catalog",
+            None,
+            None,
+            None,
+            f"catalog tool {tool.name} (providers: {', '.join(sorted(spec.providers))})",
+        )
     return None
 
 
 # -- unknown-entry warnings (semantics 9) -------------------------------------------------------
 
-_CORE_UNAVAILABLE = ("These entries are shipped core tools but unavailable in the current "
-                     "runtime/provider/model/config.")
+_CORE_UNAVAILABLE = (
+    "These entries are shipped core tools but unavailable in the current "
+    "runtime/provider/model/config."
+)
 _PLUGIN_HINT = "These entries won't match any tool unless the plugin is enabled."
-_BOTH = ("Some entries are shipped core tools but unavailable in the current "
-         "runtime/provider/model/config; other entries won't match any tool unless the plugin "
-         "is enabled.")
+_BOTH = (
+    "Some entries are shipped core tools but unavailable in the current "
+    "runtime/provider/model/config; other entries won't match any tool unless the plugin "
+    "is enabled."
+)
 
 
 def _classify(entry: Entry, inv: Inventory, cat: Catalog) -> str:
-    """"plugin", "core", "unavailable" (a catalog tool this run lacks) or "unknown"."""
+    """ "plugin", "core", "unavailable" (a catalog tool this run lacks) or "unknown"."""
     text = entry.text
     if text in ("*", "group:plugins", MCP_PLUGIN_ID) or text in inv.plugin_ids:
         return "plugin" if text != "*" else "core"
@@ -275,7 +362,9 @@ def _classify(entry: Entry, inv: Inventory, cat: Catalog) -> str:
     return "unknown"
 
 
-def _unknown_entry_warnings(applied: list[LayerPlan], inv: Inventory, cat: Catalog) -> list[Diagnostic]:
+def _unknown_entry_warnings(
+    applied: list[LayerPlan], inv: Inventory, cat: Catalog
+) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for plan in applied:
         lp = plan.policy
@@ -294,15 +383,28 @@ def _unknown_entry_warnings(applied: list[LayerPlan], inv: Inventory, cat: Catal
                     unknown.append(entry.text)
             if not unavailable and not unknown:
                 continue
-            suffix = _BOTH if unavailable and unknown else _CORE_UNAVAILABLE if unavailable else _PLUGIN_HINT
+            suffix = (
+                _BOTH
+                if unavailable and unknown
+                else _CORE_UNAVAILABLE
+                if unavailable
+                else _PLUGIN_HINT
+            )
             names = ", ".join([*unavailable, *unknown])
             first = next(e for e in lst.entries if e.text in (unavailable + unknown))
-            out.append(Diagnostic.make(code, f"tools: {plan.label} {kind} contains unknown entries "
-                                       f"({names}). {suffix}", first.source, first.key))
+            out.append(
+                Diagnostic.make(
+                    code,
+                    f"tools: {plan.label} {kind} contains unknown entries ({names}). {suffix}",
+                    first.source,
+                    first.key,
+                )
+            )
     return out
 
 
 # -- cron caps (semantics 7.8) ------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class CronCap:
@@ -316,7 +418,9 @@ class CronCap:
         return Capture(self.tools_allow, (), "cron job toolsAllow")
 
 
-def cap_cron_tools(creator: Resolution, requested: Sequence[str] | None, catalog: Catalog) -> CronCap:
+def cap_cron_tools(
+    creator: Resolution, requested: Sequence[str] | None, catalog: Catalog
+) -> CronCap:
     """Intersect a job's requested tools with its creating run's tools; report what is dropped."""
     have = creator.allowed
     if requested is None:
@@ -328,8 +432,11 @@ def cap_cron_tools(creator: Resolution, requested: Sequence[str] | None, catalog
         return CronCap((), dropped, _dropped_warning(dropped))
     lst = build_list("toolsAllow", None, wanted, catalog.groups, catalog.covers)
     kept = tuple(t for t in have if lst.match(t) is not None)
-    matched = {e.text for e in wanted if any(build_list("", None, [e], catalog.groups,
-                                                        catalog.covers).match(t) for t in kept)}
+    matched = {
+        e.text
+        for e in wanted
+        if any(build_list("", None, [e], catalog.groups, catalog.covers).match(t) for t in kept)
+    }
     dropped = tuple(e.text for e in wanted if e.text not in matched)
     return CronCap(kept, dropped, _dropped_warning(dropped))
 
@@ -337,5 +444,9 @@ def cap_cron_tools(creator: Resolution, requested: Sequence[str] | None, catalog
 def _dropped_warning(dropped: Sequence[str]) -> tuple[Diagnostic, ...]:
     if not dropped:
         return ()
-    return (Diagnostic.make("PC407", "scheduled job asked for tools its creator does not have: "
-                            + ", ".join(dropped)),)
+    return (
+        Diagnostic.make(
+            "PC407",
+            "scheduled job asked for tools its creator does not have: " + ", ".join(dropped),
+        ),
+    )

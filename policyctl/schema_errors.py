@@ -44,8 +44,9 @@ def keys_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
     for part in path:
         current = _unwrap(current)
         if isinstance(current, type) and issubclass(current, BaseModel):
-            field = next((f for name, f in current.model_fields.items()
-                          if (f.alias or name) == part), None)
+            field = next(
+                (f for name, f in current.model_fields.items() if (f.alias or name) == part), None
+            )
             if field is None:
                 return []
             current = field.annotation
@@ -69,10 +70,14 @@ def _unwrap(tp: Any) -> Any:
     return tp
 
 
-def diagnostics_from_validation(exc: ValidationError, index: LocationIndex, *,
-                                code_for_extra: str = "PC201",
-                                model: type[BaseModel] | None = None,
-                                extra_keys: Iterable[str] = ()) -> list[Diagnostic]:
+def diagnostics_from_validation(
+    exc: ValidationError,
+    index: LocationIndex,
+    *,
+    code_for_extra: str = "PC201",
+    model: type[BaseModel] | None = None,
+    extra_keys: Iterable[str] = (),
+) -> list[Diagnostic]:
     """One diagnostic per distinct problem, located at the key or value that caused it."""
     out: list[Diagnostic] = []
     seen: set[tuple[str, tuple[Any, ...]]] = set()
@@ -88,27 +93,56 @@ def diagnostics_from_validation(exc: ValidationError, index: LocationIndex, *,
         shown = format_path(path)
         if kind == "extra_forbidden":
             key = str(path[-1])
-            known = [*(keys_at(model, path[:-1]) if model else []),
-                     *(extra_keys if len(path) == 1 else [])]
-            out.append(Diagnostic.make(code_for_extra, f'unknown key "{key}" in {format_path(path[:-1]) or "the document"}',
-                                       index.key(path), shown, suggestion(key, known)))
+            known = [
+                *(keys_at(model, path[:-1]) if model else []),
+                *(extra_keys if len(path) == 1 else []),
+            ]
+            out.append(
+                Diagnostic.make(
+                    code_for_extra,
+                    f'unknown key "{key}" in {format_path(path[:-1]) or "the document"}',
+                    index.key(path),
+                    shown,
+                    suggestion(key, known),
+                )
+            )
         elif kind == "missing":
-            out.append(Diagnostic.make("PC204", f'missing key "{path[-1]}" in {format_path(path[:-1])}',
-                                       index.value(path[:-1]), shown))
+            out.append(
+                Diagnostic.make(
+                    "PC204",
+                    f'missing key "{path[-1]}" in {format_path(path[:-1])}',
+                    index.value(path[:-1]),
+                    shown,
+                )
+            )
         elif kind in ("literal_error", "enum"):
             expected = err.get("ctx", {}).get("expected", "")
-            out.append(Diagnostic.make("PC203", f"{shown}: {_describe(err.get('input'))} is not "
-                                       f"allowed; expected {expected}", index.value(path), shown))
+            out.append(
+                Diagnostic.make(
+                    "PC203",
+                    f"{shown}: {_describe(err.get('input'))} is not allowed; expected {expected}",
+                    index.value(path),
+                    shown,
+                )
+            )
         elif kind.startswith(("greater_than", "less_than")):
-            out.append(Diagnostic.make("PC203", f"{shown}: {err['msg'].lower()}",
-                                       index.value(path), shown))
+            out.append(
+                Diagnostic.make("PC203", f"{shown}: {err['msg'].lower()}", index.value(path), shown)
+            )
         else:
             wanted = _TYPE_NAMES.get(kind, err["msg"].lower().removeprefix("input should be "))
-            out.append(Diagnostic.make("PC202", f"{shown}: expected {wanted}, got "
-                                       f"{_describe(err.get('input'))}", index.value(path), shown))
+            out.append(
+                Diagnostic.make(
+                    "PC202",
+                    f"{shown}: expected {wanted}, got {_describe(err.get('input'))}",
+                    index.value(path),
+                    shown,
+                )
+            )
     return out
 
 
 def _is_union_tag(part: Any) -> bool:
-    return isinstance(part, str) and (part.startswith(("list[", "dict[", "nullable[")) or
-                                      part in ("str", "int", "bool", "none"))
+    return isinstance(part, str) and (
+        part.startswith(("list[", "dict[", "nullable[")) or part in ("str", "int", "bool", "none")
+    )

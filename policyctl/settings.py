@@ -23,9 +23,8 @@ def default_limits() -> Limits:
     pydantic-settings does the reading and type-checking; it is imported here, not at module
     import, so that `policyctl --version` stays fast.
     """
-    from pydantic_settings import BaseSettings, SettingsConfigDict
-
     from pydantic import Field, ValidationError
+    from pydantic_settings import BaseSettings, SettingsConfigDict
 
     base = Limits()
 
@@ -41,9 +40,13 @@ def default_limits() -> Limits:
     except ValidationError as exc:
         from .diagnostics import Diagnostic, PolicyError
 
-        raise PolicyError([
-            Diagnostic.make("PC203", f"environment variable POLICYCTL_{str(err['loc'][0]).upper()}: "
-                            f"{err['msg']}")
-            for err in exc.errors()
-        ]) from None
+        raise PolicyError(
+            [
+                Diagnostic.make(
+                    "PC203",
+                    f"environment variable POLICYCTL_{str(err['loc'][0]).upper()}: {err['msg']}",
+                )
+                for err in exc.errors()
+            ]
+        ) from None
     return Limits(s.max_file_bytes, s.max_depth, s.max_nodes, s.max_extends)

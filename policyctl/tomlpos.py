@@ -204,12 +204,23 @@ def locate_toml(data: dict[str, Any], text: str, name: str, limits: Limits) -> L
         nonlocal count
         count += 1
         if count > limits.max_nodes:
-            raise PolicyError([Diagnostic.make("PC108", f"more than {limits.max_nodes} nodes",
-                                               Source(name, 1, 1))])
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC108", f"more than {limits.max_nodes} nodes", Source(name, 1, 1)
+                    )
+                ]
+            )
         if len(path) > limits.max_depth:
-            raise PolicyError([Diagnostic.make("PC107",
-                                               f"nesting deeper than {limits.max_depth} levels",
-                                               src(scanner.values, path) or Source(name, 1, 1))])
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC107",
+                        f"nesting deeper than {limits.max_depth} levels",
+                        src(scanner.values, path) or Source(name, 1, 1),
+                    )
+                ]
+            )
         if isinstance(value, dict):
             out = LocMap(src(scanner.values, path))
             for key, item in value.items():

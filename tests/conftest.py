@@ -25,7 +25,9 @@ def make_policy(tmp_path: Path) -> MakePolicy:
 
     def make(text: str, name: str = "policy.yaml", **files: str) -> CompiledPolicy:
         for fname, content in files.items():
-            (tmp_path / fname.replace("__", ".")).write_text(textwrap.dedent(content), encoding="utf-8")
+            (tmp_path / fname.replace("__", ".")).write_text(
+                textwrap.dedent(content), encoding="utf-8"
+            )
         path = tmp_path / name
         path.write_text(textwrap.dedent(text), encoding="utf-8")
         return load_policy(path)
@@ -37,8 +39,13 @@ def ctx(sender: dict[str, str] | None = None, **fields: Any) -> RunContext:
     return RunContext(sender=Sender(**(sender or {})), **fields)
 
 
-def run(policy: CompiledPolicy, inventory: Iterable[Tool] | None = None, *,
-        require_tools: bool = True, **fields: Any) -> Resolution:
+def run(
+    policy: CompiledPolicy,
+    inventory: Iterable[Tool] | None = None,
+    *,
+    require_tools: bool = True,
+    **fields: Any,
+) -> Resolution:
     sender = fields.pop("sender", None)
     return resolve(policy, ctx(sender, **fields), inventory, require_tools=require_tools)
 

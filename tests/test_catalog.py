@@ -14,17 +14,36 @@ def test_openclaw_catalog_shape() -> None:
     cat = builtin_catalog("openclaw")
     assert len(cat.tools) == 67
     assert cat.tools[0].id == "decision_evaluate"
-    assert [t.id for t in cat.tools[-7:]] == ["view_image", "image_generate", "music_generate",
-                                             "video_generate", "transcripts", "tts", "pdf"]
+    assert [t.id for t in cat.tools[-7:]] == [
+        "view_image",
+        "image_generate",
+        "music_generate",
+        "video_generate",
+        "transcripts",
+        "tts",
+        "pdf",
+    ]
 
 
 def test_openclaw_2026_4_and_nanobot_shapes() -> None:
     assert len(builtin_catalog("openclaw-2026.4").tools) == 32
     nano = builtin_catalog("nanobot")
     assert {t.id for t in nano.tools if t.read_only} == {
-        "read_file", "list_dir", "grep", "find_files", "web_search", "web_fetch"}
-    assert nano.profiles["readonly"] == ("read_file", "list_dir", "grep", "find_files",
-                                         "web_search", "web_fetch")
+        "read_file",
+        "list_dir",
+        "grep",
+        "find_files",
+        "web_search",
+        "web_fetch",
+    }
+    assert nano.profiles["readonly"] == (
+        "read_file",
+        "list_dir",
+        "grep",
+        "find_files",
+        "web_search",
+        "web_fetch",
+    )
     assert nano.by_id["exec"].exclusive
 
 
@@ -41,8 +60,17 @@ def test_section_groups_are_derived_in_catalog_order() -> None:
 
 def test_group_openclaw_excludes_file_and_shell_tools() -> None:
     members = set(builtin_catalog("openclaw").groups["group:openclaw"])
-    assert {"ls", "read", "write", "edit", "apply_patch", "exec", "process", "canvas",
-            "transcripts"}.isdisjoint(members)
+    assert {
+        "ls",
+        "read",
+        "write",
+        "edit",
+        "apply_patch",
+        "exec",
+        "process",
+        "canvas",
+        "transcripts",
+    }.isdisjoint(members)
     assert {"code_execution", "secrets", "browser", "show_widget", "gateway"} <= members
 
 
@@ -83,14 +111,16 @@ def test_operator_catalog_extends_builtin(tmp_path: Path) -> None:
     path.write_text(
         'name = "ours"\nextends = "openclaw"\n'
         'tools = [{ id = "deploy", section = "ops", profiles = ["coding", "release"] }]\n'
-        '[profiles.reviewer]\ntools = ["read", "group:web"]\n', encoding="utf-8")
+        '[profiles.reviewer]\ntools = ["read", "group:web"]\n',
+        encoding="utf-8",
+    )
     cat = load_catalog("ours.toml", tmp_path)
     assert len(cat.tools) == 68
     assert cat.groups["group:ops"] == ("deploy",)
     assert cat.profiles["release"] == ("deploy",)
     assert cat.profiles["coding"][-2:] == ("deploy", "bundle-mcp")
     assert cat.profiles["reviewer"] == ("read", "group:web")
-    assert cat.aliases["bash"] == "exec"   # inherited
+    assert cat.aliases["bash"] == "exec"  # inherited
 
 
 def test_operator_catalog_typo_is_located(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from policyctl.explain import decide_tool, sandbox_refusal
 
 # -- construction filters ----------------------------------------------------------------------
 
+
 def test_owner_only_tools(make_policy: MakePolicy) -> None:
     policy = make_policy("{}")
     res = run(policy)
@@ -30,14 +31,20 @@ def test_owner_only_is_a_core_rule_not_a_name_trap(make_policy: MakePolicy) -> N
     assert res.removal("gateway").kind == "owner-only"
 
 
-@pytest.mark.parametrize(("config", "present"), [
-    ("{}", False),                                         # nobody names it
-    ("tools: {allow: ['*']}", False),                      # a glob does not name it
-    ("tools: {alsoAllow: [voice_call]}", True),            # the tool name
-    ("tools: {profile: coding, alsoAllow: [voice]}", True),  # its plugin id
-    ("tools: {allow: ['group:plugins', read]}", True),
-    ("channels: {slack: {groups: {C1: {tools: {allow: [voice, read]}}}}}", False),  # layer not applied
-])
+@pytest.mark.parametrize(
+    ("config", "present"),
+    [
+        ("{}", False),  # nobody names it
+        ("tools: {allow: ['*']}", False),  # a glob does not name it
+        ("tools: {alsoAllow: [voice_call]}", True),  # the tool name
+        ("tools: {profile: coding, alsoAllow: [voice]}", True),  # its plugin id
+        ("tools: {allow: ['group:plugins', read]}", True),
+        (
+            "channels: {slack: {groups: {C1: {tools: {allow: [voice, read]}}}}}",
+            False,
+        ),  # layer not applied
+    ],
+)
 def test_optional_plugin_tools(make_policy: MakePolicy, config: str, present: bool) -> None:
     inv = [*tools("read"), *tools("voice_call", plugin="voice", optional=True)]
     res = run(make_policy(config + "\n"), inv)
@@ -51,13 +58,16 @@ def test_provider_constraint(make_policy: MakePolicy) -> None:
     assert removed_at(run(policy, provider="anthropic"), "apply_patch") == 0
     assert run(policy, provider="anthropic").removal("apply_patch").kind == "catalog"
     assert "apply_patch" in run(policy, provider="openai").allowed
-    assert "apply_patch" in run(policy).allowed   # unknown provider: not filtered
+    assert "apply_patch" in run(policy).allowed  # unknown provider: not filtered
 
 
 # -- empty surface -----------------------------------------------------------------------------
 
+
 def test_empty_surface_from_allow_lists_raises(make_policy: MakePolicy) -> None:
-    policy = make_policy("tools: {allow: [nothing_here]}\nagents: {entries: {a: {tools: {allow: [read]}}}}\n")
+    policy = make_policy(
+        "tools: {allow: [nothing_here]}\nagents: {entries: {a: {tools: {allow: [read]}}}}\n"
+    )
     with pytest.raises(NoCallableToolsError) as exc:
         run(policy)
     assert "No callable tools remain after resolving explicit tool allowlist" in str(exc.value)
@@ -74,23 +84,41 @@ def test_empty_surface_from_deny_only_does_not_raise(make_policy: MakePolicy) ->
 
 # -- warnings ------------------------------------------------------------------------------------
 
-INV = [*tools("read", "write", "exec", "web_search"), *tools("voice_call", plugin="voice"),
-       *tools("github__create_pr", plugin="bundle-mcp")]
+INV = [
+    *tools("read", "write", "exec", "web_search"),
+    *tools("voice_call", plugin="voice"),
+    *tools("github__create_pr", plugin="bundle-mcp"),
+]
 
 
-@pytest.mark.parametrize(("allow", "message"), [
-    ("[read, reed]", "tools: tools.allow allowlist contains unknown entries (reed). These entries "
-                     "won't match any tool unless the plugin is enabled."),
-    ("[read, browser]", "tools: tools.allow allowlist contains unknown entries (browser). These "
-                        "entries are shipped core tools but unavailable in the current "
-                        "runtime/provider/model/config."),
-    ("[read, wat, browser]", "tools: tools.allow allowlist contains unknown entries (browser, wat)."
-                             " Some entries are shipped core tools but unavailable in the current "
-                             "runtime/provider/model/config; other entries won't match any tool "
-                             "unless the plugin is enabled."),
-    ("['group:nope', read]", "tools: tools.allow allowlist contains unknown entries (group:nope). "
-                             "These entries won't match any tool unless the plugin is enabled."),
-])
+@pytest.mark.parametrize(
+    ("allow", "message"),
+    [
+        (
+            "[read, reed]",
+            "tools: tools.allow allowlist contains unknown entries (reed). These entries "
+            "won't match any tool unless the plugin is enabled.",
+        ),
+        (
+            "[read, browser]",
+            "tools: tools.allow allowlist contains unknown entries (browser). These "
+            "entries are shipped core tools but unavailable in the current "
+            "runtime/provider/model/config.",
+        ),
+        (
+            "[read, wat, browser]",
+            "tools: tools.allow allowlist contains unknown entries (browser, wat)."
+            " Some entries are shipped core tools but unavailable in the current "
+            "runtime/provider/model/config; other entries won't match any tool "
+            "unless the plugin is enabled.",
+        ),
+        (
+            "['group:nope', read]",
+            "tools: tools.allow allowlist contains unknown entries (group:nope). "
+            "These entries won't match any tool unless the plugin is enabled.",
+        ),
+    ],
+)
 def test_unknown_allow_entries(make_policy: MakePolicy, allow: str, message: str) -> None:
     res = run(make_policy(f"tools: {{allow: {allow}}}\n"), INV)
     warnings = [w for w in res.warnings if w.code == "PC401"]
@@ -98,15 +126,18 @@ def test_unknown_allow_entries(make_policy: MakePolicy, allow: str, message: str
     assert warnings[0].source is not None and warnings[0].source.line == 1
 
 
-@pytest.mark.parametrize("allow", [
-    "[read, 'web_*']",          # globs are evaluated: web_* matches web_search
-    "[read, voice]",            # a plugin id
-    "[read, voice_call]",       # a plugin tool name
-    "[read, bundle-mcp]",
-    "[read, 'group:plugins']",
-    "[read, 'github__nothing_yet']",   # a declared MCP server prefix
-    "[read, 'group:fs']",       # a group with members in this run
-])
+@pytest.mark.parametrize(
+    "allow",
+    [
+        "[read, 'web_*']",  # globs are evaluated: web_* matches web_search
+        "[read, voice]",  # a plugin id
+        "[read, voice_call]",  # a plugin tool name
+        "[read, bundle-mcp]",
+        "[read, 'group:plugins']",
+        "[read, 'github__nothing_yet']",  # a declared MCP server prefix
+        "[read, 'group:fs']",  # a group with members in this run
+    ],
+)
 def test_known_entries_do_not_warn(make_policy: MakePolicy, allow: str) -> None:
     res = run(make_policy(f"tools: {{allow: {allow}}}\n"), INV)
     assert [w for w in res.warnings if w.code == "PC401"] == []
@@ -116,7 +147,8 @@ def test_deny_lists_are_analysed_too(make_policy: MakePolicy) -> None:
     res = run(make_policy("tools: {deny: [exce]}\n"), INV)
     assert [w.message for w in res.warnings] == [
         "tools: tools.allow denylist contains unknown entries (exce). These entries won't match "
-        "any tool unless the plugin is enabled."]
+        "any tool unless the plugin is enabled."
+    ]
 
 
 def test_profile_entries_are_not_reported(make_policy: MakePolicy) -> None:
@@ -126,13 +158,16 @@ def test_profile_entries_are_not_reported(make_policy: MakePolicy) -> None:
 
 
 def test_identical_warnings_are_emitted_once(make_policy: MakePolicy) -> None:
-    policy = make_policy("tools: {allow: [read, reed]}\nagents: {defaults: {tools: {allow: [read, reed]}}}\n")
+    policy = make_policy(
+        "tools: {allow: [read, reed]}\nagents: {defaults: {tools: {allow: [read, reed]}}}\n"
+    )
     res = run(policy, INV)
     assert len([w for w in res.warnings if w.code == "PC401"]) == 2  # two layers, two labels
     assert len(set(res.warnings)) == len(res.warnings)
 
 
 # -- cron caps -------------------------------------------------------------------------------------
+
 
 def test_cron_cap(make_policy: MakePolicy) -> None:
     policy = make_policy("tools: {allow: [read, write, web_search]}\n")
@@ -162,11 +197,14 @@ def test_cron_cap_without_request_takes_the_creators_tools(make_policy: MakePoli
 
 # -- explain helpers -----------------------------------------------------------------------------
 
+
 def test_decide_tool_fixes(make_policy: MakePolicy) -> None:
     res = run(make_policy("tools:\n  deny: ['group:runtime']\n  allow: [read, exec]\n"))
     d = decide_tool(res, "EXEC")
     assert not d.allowed and d.removal.stage == 3
-    assert d.fix is not None and d.fix.startswith('remove "group:runtime" (it expands to exec) from tools.deny')
+    assert d.fix is not None and d.fix.startswith(
+        'remove "group:runtime" (it expands to exec) from tools.deny'
+    )
     d = decide_tool(res, "write")
     assert d.fix is not None and d.fix.startswith('add "write" to tools.allow')
     assert decide_tool(res, "read").allowed
@@ -188,5 +226,8 @@ def test_sandbox_refusal_text(make_policy: MakePolicy) -> None:
     assert lines[-1].startswith("Explain: policyctl explain")
     allow_text = sandbox_refusal(res, "web_search")
     assert allow_text is not None
-    assert '- Add "web_search" to tools.sandbox.tools.allow (or set it to [] to allow all).' in allow_text
+    assert (
+        '- Add "web_search" to tools.sandbox.tools.allow (or set it to [] to allow all).'
+        in allow_text
+    )
     assert sandbox_refusal(res, "read") is None

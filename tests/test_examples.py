@@ -45,9 +45,17 @@ def test_team_reviewer(team) -> None:  # type: ignore[no-untyped-def]
     assert removed_at(res, "write") == 5 and res.removal("write").kind == "allow"
     assert removed_at(res, "web_fetch") == 6
     assert "exec" not in res.allowed
-    assert set(res.allowed) == {"ls", "read", "web_search", "sessions_list", "sessions_history",
-                                "github_identity_status", "github_publish", "session_status",
-                                "skills_read"}
+    assert set(res.allowed) == {
+        "ls",
+        "read",
+        "web_search",
+        "sessions_list",
+        "sessions_history",
+        "github_identity_status",
+        "github_publish",
+        "session_status",
+        "skills_read",
+    }
 
 
 def test_team_docs(team) -> None:  # type: ignore[no-untyped-def]
@@ -70,14 +78,26 @@ def test_chatbot_engineering_group(chatbot) -> None:  # type: ignore[no-untyped-
 
 
 def test_chatbot_other_groups(chatbot) -> None:  # type: ignore[no-untyped-def]
-    res = run(chatbot, agent="support", session_key="agent:support:slack:group:C0RANDOM",
-              sender={"username": "ada"})
+    res = run(
+        chatbot,
+        agent="support",
+        session_key="agent:support:slack:group:C0RANDOM",
+        sender={"username": "ada"},
+    )
     assert removed_at(res, "web_fetch") == 7
-    res = run(chatbot, agent="support", sender={"id": "U777"},
-              session_key="agent:support:slack:acme-enterprise:group:C0SECURE")
+    res = run(
+        chatbot,
+        agent="support",
+        sender={"id": "U777"},
+        session_key="agent:support:slack:acme-enterprise:group:C0SECURE",
+    )
     assert res.allowed == ("web_search", "session_status")
-    res = run(chatbot, agent="support", sender={"id": "111"},
-              session_key="agent:support:telegram:group:-1001234567890")
+    res = run(
+        chatbot,
+        agent="support",
+        sender={"id": "111"},
+        session_key="agent:support:telegram:group:-1001234567890",
+    )
     assert {"sessions_spawn", "web_fetch"} <= set(res.allowed)
     assert not res.layers[7].applied
 
@@ -91,8 +111,13 @@ def test_chatbot_main_session(chatbot) -> None:  # type: ignore[no-untyped-def]
 def test_platform_orchestrator(platform) -> None:  # type: ignore[no-untyped-def]
     res = run(platform, agent="orchestrator", session_key="agent:orchestrator:main")
     mcp = [t for t in res.allowed if "__" in t]
-    assert mcp == ["github__search_code", "github__create_pr", "github__merge_pr",
-                   "linear__list_issues", "linear__create_issue"]
+    assert mcp == [
+        "github__search_code",
+        "github__create_pr",
+        "github__merge_pr",
+        "linear__list_issues",
+        "linear__create_issue",
+    ]
     assert removed_at(res, "github__delete_repo") == 3
     assert res.removal("voice_call").kind == "optional-plugin"
     assert "deploy_preview" in res.allowed
@@ -102,13 +127,21 @@ def test_platform_subagents_and_inheritance(platform) -> None:  # type: ignore[n
     first = run(platform, agent="orchestrator", session_key="agent:orchestrator:subagent:a")
     assert first.context.role == "orchestrator" and "sessions_spawn" in first.allowed
     assert removed_at(first, "linear__create_issue") == 10
-    leaf = run(platform, agent="orchestrator", session_key="agent:orchestrator:subagent:a:subagent:b")
+    leaf = run(
+        platform, agent="orchestrator", session_key="agent:orchestrator:subagent:a:subagent:b"
+    )
     assert leaf.context.role == "leaf" and removed_at(leaf, "sessions_spawn") == 10
     builder = run(platform, agent="builder", session_key="agent:builder:main")
     assert removed_at(builder, "web_search") == 9 and removed_at(builder, "code_execution") == 9
     assert {"deploy_preview", "github__create_pr"} <= set(builder.allowed)
-    child = run(platform, agent="builder", session_key="agent:builder:subagent:c",
-                spawned_by="agent:builder:main", parent=builder.capture(), trigger="spawn")
+    child = run(
+        platform,
+        agent="builder",
+        session_key="agent:builder:subagent:c",
+        spawned_by="agent:builder:main",
+        parent=builder.capture(),
+        trigger="spawn",
+    )
     assert set(child.allowed) <= set(builder.allowed)
     assert child.layers[10].applied
 
@@ -118,13 +151,25 @@ def test_examples_cover_every_layer(team, chatbot, platform) -> None:  # type: i
         run(team, agent="coder", provider="ollama"),
         run(team, agent="reviewer", provider="openai"),
         run(team, agent="coder", provider="openai", model="gpt-5.4-mini"),
-        run(chatbot, agent="support", session_key="agent:support:slack:group:C0ENGINEERING",
-            sender={"id": "U1"}),
+        run(
+            chatbot,
+            agent="support",
+            session_key="agent:support:slack:group:C0ENGINEERING",
+            sender={"id": "U1"},
+        ),
         run(platform, agent="orchestrator", session_key="agent:orchestrator:subagent:a"),
     ]
     builder = run(platform, agent="builder", session_key="agent:builder:main")
-    runs.append(run(platform, agent="builder", session_key="agent:builder:subagent:c",
-                    parent=builder.capture()))
+    runs.append(
+        run(
+            platform,
+            agent="builder",
+            session_key="agent:builder:subagent:c",
+            parent=builder.capture(),
+        )
+    )
     removing = {layer.stage for res in runs for layer in res.layers if layer.removed}
-    assert removing | {layer.stage for layer in runs[-1].layers if layer.applied} >= set(range(1, 12))
+    assert removing | {layer.stage for layer in runs[-1].layers if layer.applied} >= set(
+        range(1, 12)
+    )
     assert removing >= set(range(1, 11))

@@ -30,8 +30,9 @@ def only_error(exc: pytest.ExceptionInfo[PolicyError]) -> tuple[str, int, int]:
 
 # -- formats and locations -------------------------------------------------------------------
 
+
 def test_yaml_locations_for_keys_and_items(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.yaml", "tools:\n  deny:\n    - exec\n    - \"process\"\n")
+    path = write(tmp_path, "p.yaml", 'tools:\n  deny:\n    - exec\n    - "process"\n')
     doc = load_document(path)
     assert doc.data == {"tools": {"deny": ["exec", "process"]}}
     loc = doc.locations
@@ -41,8 +42,12 @@ def test_yaml_locations_for_keys_and_items(tmp_path: Path) -> None:
 
 
 def test_toml_locations_for_keys_and_items(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.toml", '[tools]\nprofile = "coding"\ndeny = ["exec",\n  "process"]\n'
-                                     '[agents.entries.coder.tools]\nallow = ["read"]\n')
+    path = write(
+        tmp_path,
+        "p.toml",
+        '[tools]\nprofile = "coding"\ndeny = ["exec",\n  "process"]\n'
+        '[agents.entries.coder.tools]\nallow = ["read"]\n',
+    )
     doc = load_document(path)
     loc = doc.locations
     assert (loc.value(("tools", "deny", 1)).line, loc.value(("tools", "deny", 1)).column) == (4, 3)
@@ -51,14 +56,18 @@ def test_toml_locations_for_keys_and_items(tmp_path: Path) -> None:
 
 
 def test_json_is_read_with_locations(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.json", '{\n  "tools": {\n    "deny": ["exec", "web_search"]\n  }\n}\n')
+    path = write(
+        tmp_path, "p.json", '{\n  "tools": {\n    "deny": ["exec", "web_search"]\n  }\n}\n'
+    )
     doc = load_document(path)
     assert doc.data == {"tools": {"deny": ["exec", "web_search"]}}
     assert doc.locations.value(("tools", "deny", 1)).line == 3
 
 
 def test_unquoted_numeric_group_ids_stay_text(tmp_path: Path) -> None:
-    path = write(tmp_path, "p.yaml", "channels:\n  telegram:\n    groups:\n      -1001234567890: {}\n")
+    path = write(
+        tmp_path, "p.yaml", "channels:\n  telegram:\n    groups:\n      -1001234567890: {}\n"
+    )
     doc = load_document(path)
     assert list(doc.data["channels"]["telegram"]["groups"]) == ["-1001234567890"]
 
@@ -75,12 +84,19 @@ def test_empty_file_is_an_empty_policy(tmp_path: Path) -> None:
 
 # -- extends ---------------------------------------------------------------------------------
 
+
 def test_extends_deep_merges_and_unions_deny(tmp_path: Path) -> None:
-    write(tmp_path, "base.yaml", "tools:\n  profile: coding\n  deny: [exec, browser]\n  allow: [read]\n")
-    child = write(tmp_path, "child.yaml", "extends: base.yaml\ntools:\n  deny: [process]\n  allow: [write]\n")
+    write(
+        tmp_path,
+        "base.yaml",
+        "tools:\n  profile: coding\n  deny: [exec, browser]\n  allow: [read]\n",
+    )
+    child = write(
+        tmp_path, "child.yaml", "extends: base.yaml\ntools:\n  deny: [process]\n  allow: [write]\n"
+    )
     doc = load_document(child)
-    assert doc.data["tools"]["profile"] == "coding"            # mappings deep-merge
-    assert doc.data["tools"]["allow"] == ["write"]            # lists are replaced
+    assert doc.data["tools"]["profile"] == "coding"  # mappings deep-merge
+    assert doc.data["tools"]["allow"] == ["write"]  # lists are replaced
     assert doc.data["tools"]["deny"] == ["exec", "browser", "process"]  # deny is unioned
     base_item = doc.locations.value(("tools", "deny", 0))
     child_item = doc.locations.value(("tools", "deny", 2))
@@ -133,6 +149,7 @@ def test_extending_file_cannot_drop_base_deny_at_resolve(tmp_path: Path) -> None
 
 
 # -- hostile input: each ends in a located diagnostic, quickly, in bounded memory -------------
+
 
 def _bounded(fn) -> tuple[pytest.ExceptionInfo[PolicyError], float, int]:  # type: ignore[no-untyped-def]
     tracemalloc.start()
@@ -211,8 +228,9 @@ def test_duplicate_keys(tmp_path: Path) -> None:
     assert "first at line 2" in exc.value.diagnostics[0].message
 
 
-@pytest.mark.parametrize("tag", ["!!python/object/apply:os.system", "!!python/name:os.system",
-                                 "!custom", "!!binary"])
+@pytest.mark.parametrize(
+    "tag", ["!!python/object/apply:os.system", "!!python/name:os.system", "!custom", "!!binary"]
+)
 def test_object_constructing_tags_are_refused(tmp_path: Path, tag: str) -> None:
     path = write(tmp_path, "tag.yaml", f"tools:\n  deny: [{tag} ['echo pwned']]\n")
     exc, _, _ = _bounded(lambda: load_document(path))
@@ -221,15 +239,19 @@ def test_object_constructing_tags_are_refused(tmp_path: Path, tag: str) -> None:
 
 
 def test_standard_tags_are_accepted(tmp_path: Path) -> None:
-    path = write(tmp_path, "tag.yaml", "tools:\n  deny: [!!str exec]\nagents:\n  defaults:\n"
-                                       "    subagents: {maxSpawnDepth: !!int '2'}\n")
+    path = write(
+        tmp_path,
+        "tag.yaml",
+        "tools:\n  deny: [!!str exec]\nagents:\n  defaults:\n"
+        "    subagents: {maxSpawnDepth: !!int '2'}\n",
+    )
     doc = load_document(path)
     assert doc.data["tools"]["deny"] == ["exec"]
     assert doc.data["agents"]["defaults"]["subagents"]["maxSpawnDepth"] == 2
 
 
 def test_toml_syntax_error(tmp_path: Path) -> None:
-    path = write(tmp_path, "bad.toml", "[tools]\ndeny = [\"exec\"\nprofile = 1\n")
+    path = write(tmp_path, "bad.toml", '[tools]\ndeny = ["exec"\nprofile = 1\n')
     exc, _, _ = _bounded(lambda: load_document(path))
     code, line, _ = only_error(exc)
     assert code == "PC103" and line >= 2
@@ -252,7 +274,9 @@ def test_multiple_documents_and_merge_keys(tmp_path: Path) -> None:
     assert only_error(exc)[:2] == ("PC110", 3)
 
 
-def test_limits_are_configurable_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_limits_are_configurable_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from policyctl.settings import default_limits
 
     default_limits.cache_clear()

@@ -7,10 +7,24 @@ from conftest import MakePolicy, removed_at, run, tools
 
 from policyctl import PolicyError
 
-CORE = tools("read", "write", "edit", "apply_patch", "exec", "process", "web_search", "web_fetch",
-             "skills_read", "browser", "canvas", "show_widget")
-PLUGINS = [*tools("voice_call", plugin="voice"), *tools("github__create_pr", "github__merge_pr",
-                                                         plugin="bundle-mcp")]
+CORE = tools(
+    "read",
+    "write",
+    "edit",
+    "apply_patch",
+    "exec",
+    "process",
+    "web_search",
+    "web_fetch",
+    "skills_read",
+    "browser",
+    "canvas",
+    "show_widget",
+)
+PLUGINS = [
+    *tools("voice_call", plugin="voice"),
+    *tools("github__create_pr", "github__merge_pr", plugin="bundle-mcp"),
+]
 INVENTORY = [*CORE, *PLUGINS]
 
 
@@ -19,45 +33,62 @@ def allowed(make_policy: MakePolicy, tools_yaml: str, inventory=INVENTORY) -> li
     return list(run(policy, inventory, require_tools=False).allowed)
 
 
-@pytest.mark.parametrize(("config", "expected"), [
-    # semantics 5.1: no policy -> everything
-    ("", [t.name for t in INVENTORY]),
-    # allow [] is the same as no allow list
-    ("allow: []", [t.name for t in INVENTORY]),
-    # allow ["*"] admits everything not denied
-    ("allow: ['*']\ndeny: [exec]", [t.name for t in INVENTORY if t.name != "exec"]),
-    # deny ["*"] removes everything (even with allow *)
-    ("allow: ['*']\ndeny: ['*']", []),
-    # deny wins over allow of the same tool
-    ("allow: [exec, read]\ndeny: [exec]", ["read", "skills_read"]),
-    # a glob
-    ("allow: ['web_*']", ["web_search", "web_fetch"]),
-    # core group expansion
-    ("allow: ['group:fs']", ["read", "write", "edit", "apply_patch", "skills_read"]),
-    ("deny: ['group:runtime', 'group:fs']",
-     ["web_search", "web_fetch", "skills_read", "browser", "canvas", "show_widget",
-      "voice_call", "github__create_pr", "github__merge_pr"]),
-    # plugin groups: group:plugins, plugin id, bundle-mcp, server glob
-    ("allow: ['group:plugins']", ["voice_call", "github__create_pr", "github__merge_pr"]),
-    ("allow: [voice]", ["voice_call"]),
-    ("allow: [VOICE]", ["voice_call"]),
-    ("allow: [bundle-mcp]", ["github__create_pr", "github__merge_pr"]),
-    ("allow: ['github__*']\ndeny: [github__merge_pr]", ["github__create_pr"]),
-    # aliases apply to whole entries
-    ("allow: [BASH]", ["exec"]),
-    ("allow: ['bash*']", []),
-    # grants: write -> apply_patch; read -> skills_read (unless read is denied)
-    ("allow: [write]", ["write", "apply_patch"]),
-    ("allow: [write]\ndeny: [apply_patch]", ["write"]),
-    ("allow: [read]", ["read", "skills_read"]),
-    ("allow: [read, '*_read']\ndeny: [read]", ["skills_read"]),
-    # later OpenClaw: a write deny does not remove apply_patch
-    ("deny: [write]\nallow: [write, apply_patch, read]", ["read", "apply_patch", "skills_read"]),
-    # canvas also covers show_widget
-    ("deny: [canvas]\nallow: [browser, canvas, show_widget]", ["browser"]),
-    # unknown group is a literal that matches nothing
-    ("allow: ['group:nope', read]", ["read", "skills_read"]),
-])
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        # semantics 5.1: no policy -> everything
+        ("", [t.name for t in INVENTORY]),
+        # allow [] is the same as no allow list
+        ("allow: []", [t.name for t in INVENTORY]),
+        # allow ["*"] admits everything not denied
+        ("allow: ['*']\ndeny: [exec]", [t.name for t in INVENTORY if t.name != "exec"]),
+        # deny ["*"] removes everything (even with allow *)
+        ("allow: ['*']\ndeny: ['*']", []),
+        # deny wins over allow of the same tool
+        ("allow: [exec, read]\ndeny: [exec]", ["read", "skills_read"]),
+        # a glob
+        ("allow: ['web_*']", ["web_search", "web_fetch"]),
+        # core group expansion
+        ("allow: ['group:fs']", ["read", "write", "edit", "apply_patch", "skills_read"]),
+        (
+            "deny: ['group:runtime', 'group:fs']",
+            [
+                "web_search",
+                "web_fetch",
+                "skills_read",
+                "browser",
+                "canvas",
+                "show_widget",
+                "voice_call",
+                "github__create_pr",
+                "github__merge_pr",
+            ],
+        ),
+        # plugin groups: group:plugins, plugin id, bundle-mcp, server glob
+        ("allow: ['group:plugins']", ["voice_call", "github__create_pr", "github__merge_pr"]),
+        ("allow: [voice]", ["voice_call"]),
+        ("allow: [VOICE]", ["voice_call"]),
+        ("allow: [bundle-mcp]", ["github__create_pr", "github__merge_pr"]),
+        ("allow: ['github__*']\ndeny: [github__merge_pr]", ["github__create_pr"]),
+        # aliases apply to whole entries
+        ("allow: [BASH]", ["exec"]),
+        ("allow: ['bash*']", []),
+        # grants: write -> apply_patch; read -> skills_read (unless read is denied)
+        ("allow: [write]", ["write", "apply_patch"]),
+        ("allow: [write]\ndeny: [apply_patch]", ["write"]),
+        ("allow: [read]", ["read", "skills_read"]),
+        ("allow: [read, '*_read']\ndeny: [read]", ["skills_read"]),
+        # later OpenClaw: a write deny does not remove apply_patch
+        (
+            "deny: [write]\nallow: [write, apply_patch, read]",
+            ["read", "apply_patch", "skills_read"],
+        ),
+        # canvas also covers show_widget
+        ("deny: [canvas]\nallow: [browser, canvas, show_widget]", ["browser"]),
+        # unknown group is a literal that matches nothing
+        ("allow: ['group:nope', read]", ["read", "skills_read"]),
+    ],
+)
 def test_one_policy(make_policy: MakePolicy, config: str, expected: list[str]) -> None:
     got = allowed(make_policy, config)
     assert got == [n for n in [t.name for t in INVENTORY] if n in expected]
@@ -93,6 +124,7 @@ def test_allow_removal_points_at_the_allow_list(make_policy: MakePolicy) -> None
 
 # -- semantics 6: scope conversion --------------------------------------------------------------
 
+
 def test_allow_and_also_allow_in_one_scope_is_an_error(make_policy: MakePolicy) -> None:
     with pytest.raises(PolicyError) as exc:
         make_policy("tools:\n  allow: [read]\n  alsoAllow: [exec]\n")
@@ -119,7 +151,7 @@ def test_scope_with_neither_allow_nor_deny_is_no_policy(make_policy: MakePolicy)
 
 def test_confusable_entries_are_errors(make_policy: MakePolicy) -> None:
     with pytest.raises(PolicyError) as exc:
-        make_policy("tools:\n  deny: [\"\u0435xec\", \"ex\u200bec\"]\n")
+        make_policy('tools:\n  deny: ["\u0435xec", "ex\u200bec"]\n')
     codes = [(d.code, d.source.line, d.source.column) for d in exc.value.diagnostics]
     assert codes == [("PC301", 2, 10), ("PC301", 2, 18)]
 
@@ -139,8 +171,11 @@ def test_removal_is_order_independent_of_entries(make_policy: MakePolicy) -> Non
 
 
 def test_policy_never_raises_on_messy_tool_names(make_policy: MakePolicy) -> None:
-    res = run(make_policy("tools:\n  deny: [exec]\n"), tools(" EXEC ", "Bash", "Read"),
-              require_tools=False)
+    res = run(
+        make_policy("tools:\n  deny: [exec]\n"),
+        tools(" EXEC ", "Bash", "Read"),
+        require_tools=False,
+    )
     # names are normalised like entries: " EXEC " and "Bash" are both exec, and exec is denied
     assert res.allowed == ("read",)
     assert removed_at(res, "exec") == 3

@@ -6,26 +6,41 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, MakePolicy
 
 from policyctl import PolicyError
 from policyctl.schemas import SCHEMAS, render
 
-from conftest import ROOT, MakePolicy
 
-
-@pytest.mark.parametrize(("text", "line", "key", "fix"), [
-    ("tools:\n  denny: [exec]\n", 2, "denny", 'did you mean "deny"?'),
-    ("agents:\n  entries:\n    a:\n      tools:\n        alsoalow: [x]\n", 5, "alsoalow",
-     'did you mean "alsoAllow"?'),
-    ("channels:\n  slack:\n    groups:\n      C1:\n        tool: {}\n", 5, "tool",
-     'did you mean "tools"?'),
-    ("tools:\n  sandbox:\n    tools:\n      allow: []\n      denied: []\n", 5, "denied", None),
-    ("tools:\n  byProvider:\n    openai:\n      profiles: coding\n", 4, "profiles",
-     'did you mean "profile"?'),
-    ("toolz: {}\n", 1, "toolz", 'did you mean "tools"?'),
-])
-def test_unknown_keys_are_errors_everywhere(make_policy: MakePolicy, text: str, line: int,
-                                            key: str, fix: str | None) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "key", "fix"),
+    [
+        ("tools:\n  denny: [exec]\n", 2, "denny", 'did you mean "deny"?'),
+        (
+            "agents:\n  entries:\n    a:\n      tools:\n        alsoalow: [x]\n",
+            5,
+            "alsoalow",
+            'did you mean "alsoAllow"?',
+        ),
+        (
+            "channels:\n  slack:\n    groups:\n      C1:\n        tool: {}\n",
+            5,
+            "tool",
+            'did you mean "tools"?',
+        ),
+        ("tools:\n  sandbox:\n    tools:\n      allow: []\n      denied: []\n", 5, "denied", None),
+        (
+            "tools:\n  byProvider:\n    openai:\n      profiles: coding\n",
+            4,
+            "profiles",
+            'did you mean "profile"?',
+        ),
+        ("toolz: {}\n", 1, "toolz", 'did you mean "tools"?'),
+    ],
+)
+def test_unknown_keys_are_errors_everywhere(
+    make_policy: MakePolicy, text: str, line: int, key: str, fix: str | None
+) -> None:
     with pytest.raises(PolicyError) as exc:
         make_policy(text)
     d = exc.value.diagnostics[0]
@@ -37,18 +52,23 @@ def test_unknown_keys_are_errors_everywhere(make_policy: MakePolicy, text: str, 
 
 def test_wrong_types_and_values_are_located(make_policy: MakePolicy) -> None:
     with pytest.raises(PolicyError) as exc:
-        make_policy("tools:\n  deny: exec\n  allow: [1]\nagents:\n  defaults:\n    sandbox: {mode: sometimes}\n")
+        make_policy(
+            "tools:\n  deny: exec\n  allow: [1]\n"
+            "agents:\n  defaults:\n    sandbox: {mode: sometimes}\n"
+        )
     by_code = {(d.code, d.source.line) for d in exc.value.diagnostics if d.source}
-    assert ("PC202", 2) in by_code     # a string where a list is expected
-    assert ("PC202", 3) in by_code     # a number in a list of entries
-    assert ("PC203", 6) in by_code     # not one of off / all / non-main
+    assert ("PC202", 2) in by_code  # a string where a list is expected
+    assert ("PC202", 3) in by_code  # a number in a list of entries
+    assert ("PC203", 6) in by_code  # not one of off / all / non-main
 
 
 def test_every_error_is_reported_in_one_run(make_policy: MakePolicy) -> None:
     with pytest.raises(PolicyError) as exc:
-        make_policy("tools:\n  denny: []\n  profile: codng\nagents:\n  entries:\n    a:\n      tols: {}\n")
+        make_policy(
+            "tools:\n  denny: []\n  profile: codng\nagents:\n  entries:\n    a:\n      tols: {}\n"
+        )
     codes = sorted(d.code for d in exc.value.diagnostics)
-    assert codes == ["PC201", "PC201"]   # schema errors first; semantics after they are fixed
+    assert codes == ["PC201", "PC201"]  # schema errors first; semantics after they are fixed
 
 
 def test_legacy_agent_list_needs_id(make_policy: MakePolicy) -> None:
@@ -63,7 +83,8 @@ def test_committed_schema_matches_model(kind: str) -> None:
     filename = SCHEMAS[kind][0]
     committed = (ROOT / "schemas" / filename).read_text(encoding="utf-8")
     assert committed == render(kind), (
-        f"schemas/{filename} is stale: run `policyctl schema --output-dir schemas`")
+        f"schemas/{filename} is stale: run `policyctl schema --output-dir schemas`"
+    )
 
 
 def test_schema_forbids_unknown_keys_and_knows_extends() -> None:
@@ -72,8 +93,16 @@ def test_schema_forbids_unknown_keys_and_knows_extends() -> None:
     assert "extends" in schema["properties"]
     tools_def = schema["$defs"]["ToolsConfig"]
     assert tools_def["additionalProperties"] is False
-    assert {"allow", "alsoAllow", "deny", "profile", "byProvider", "toolsBySender", "sandbox",
-            "subagents"} <= set(tools_def["properties"])
+    assert {
+        "allow",
+        "alsoAllow",
+        "deny",
+        "profile",
+        "byProvider",
+        "toolsBySender",
+        "sandbox",
+        "subagents",
+    } <= set(tools_def["properties"])
 
 
 def test_examples_validate_against_committed_schema_shape() -> None:

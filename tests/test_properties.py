@@ -10,18 +10,37 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from policyctl import Capture, RunContext, Sender, cap_cron_tools, load_policy_text, resolve
+from policyctl import RunContext, Sender, cap_cron_tools, load_policy_text, resolve
 from policyctl.catalog import builtin_catalog
 from policyctl.inventory import Tool
 from policyctl.resolve import Resolution
 
 CATALOG = builtin_catalog("openclaw-2026.4")
 CORE = [t.id for t in CATALOG.tools]
-PLUGIN_TOOLS = [Tool("voice_call", "voice"), Tool("gh__pr", "bundle-mcp"), Tool("gh__merge", "bundle-mcp")]
+PLUGIN_TOOLS = [
+    Tool("voice_call", "voice"),
+    Tool("gh__pr", "bundle-mcp"),
+    Tool("gh__merge", "bundle-mcp"),
+]
 INVENTORY = [*(Tool(n) for n in CORE), *PLUGIN_TOOLS]
-ENTRIES = [*CORE, "group:fs", "group:runtime", "group:web", "group:sessions", "group:openclaw",
-           "group:plugins", "voice", "bundle-mcp", "gh__*", "web_*", "*", "sessions_*", "bash",
-           "unknown_tool", "group:nope"]
+ENTRIES = [
+    *CORE,
+    "group:fs",
+    "group:runtime",
+    "group:web",
+    "group:sessions",
+    "group:openclaw",
+    "group:plugins",
+    "voice",
+    "bundle-mcp",
+    "gh__*",
+    "web_*",
+    "*",
+    "sessions_*",
+    "bash",
+    "unknown_tool",
+    "group:nope",
+]
 
 entry_lists = st.lists(st.sampled_from(ENTRIES), max_size=6, unique=True)
 no_star_lists = st.lists(st.sampled_from([e for e in ENTRIES if e != "*"]), max_size=6, unique=True)
@@ -60,20 +79,37 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
         "catalog": "openclaw-2026.4",
         "tools": tools,
         "agents": {
-            "defaults": {"sandbox": {"mode": draw(st.sampled_from(["off", "all", "non-main"]))},
-                         "subagents": {"maxSpawnDepth": draw(st.integers(1, 2))}},
+            "defaults": {
+                "sandbox": {"mode": draw(st.sampled_from(["off", "all", "non-main"]))},
+                "subagents": {"maxSpawnDepth": draw(st.integers(1, 2))},
+            },
             "entries": {"a": {"tools": agent_tools}, "b": {}},
         },
-        "channels": {"slack": {"groups": {"C1": {"tools": draw(scopes())},
-                                          "*": {"toolsBySender": {"id:2": draw(scopes())}}}}},
+        "channels": {
+            "slack": {
+                "groups": {
+                    "C1": {"tools": draw(scopes())},
+                    "*": {"toolsBySender": {"id:2": draw(scopes())}},
+                }
+            }
+        },
     }
 
 
 @st.composite
 def contexts(draw: st.DrawFn) -> RunContext:
-    key = draw(st.sampled_from([None, "agent:a:main", "agent:a:slack:group:C1",
-                                "agent:a:slack:group:C2", "agent:a:subagent:x",
-                                "agent:a:subagent:x:subagent:y"]))
+    key = draw(
+        st.sampled_from(
+            [
+                None,
+                "agent:a:main",
+                "agent:a:slack:group:C1",
+                "agent:a:slack:group:C2",
+                "agent:a:subagent:x",
+                "agent:a:subagent:x:subagent:y",
+            ]
+        )
+    )
     return RunContext(
         agent=draw(st.sampled_from([None, "a", "b"])),
         provider=draw(st.sampled_from([None, "openai", "anthropic"])),
@@ -93,7 +129,11 @@ def resolve_any(policy, ctx: RunContext) -> Resolution:  # type: ignore[no-untyp
     return resolve(policy, ctx, INVENTORY, require_tools=False)
 
 
-PROPS = settings(max_examples=int(os.environ.get("POLICYCTL_PROPERTY_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPS = settings(
+    max_examples=int(os.environ.get("POLICYCTL_PROPERTY_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @PROPS
@@ -117,17 +157,21 @@ def test_deny_wins(doc: dict[str, Any], ctx: RunContext) -> None:
     policy = compile_doc(doc)
     res = resolve_any(policy, ctx)
     # A literal tool name in the global deny list is never allowed, whatever else is configured.
-    denied = {CATALOG.aliases.get(e, e) for e in doc["tools"].get("deny", []) if e in CORE or e == "bash"}
+    denied = {
+        CATALOG.aliases.get(e, e) for e in doc["tools"].get("deny", []) if e in CORE or e == "bash"
+    }
     assert denied.isdisjoint(res.allowed)
 
 
 @PROPS
 @given(documents(), contexts(), st.randoms(use_true_random=False))
-def test_entry_order_does_not_matter(doc: dict[str, Any], ctx: RunContext, rnd: random.Random) -> None:
+def test_entry_order_does_not_matter(
+    doc: dict[str, Any], ctx: RunContext, rnd: random.Random
+) -> None:
     def shuffled(value: Any) -> Any:
         if isinstance(value, dict):
             items = list(value.items())
-            rnd.shuffle(items)   # mapping key order must not matter either
+            rnd.shuffle(items)  # mapping key order must not matter either
             return {k: shuffled(v) for k, v in items}
         if isinstance(value, list):
             copy = [shuffled(v) for v in value]
@@ -138,7 +182,9 @@ def test_entry_order_does_not_matter(doc: dict[str, Any], ctx: RunContext, rnd: 
     a = resolve_any(compile_doc(doc), ctx)
     b = resolve_any(compile_doc(shuffled(doc)), ctx)
     assert a.allowed == b.allowed
-    assert {(r.tool, r.stage, r.kind) for r in a.removed} == {(r.tool, r.stage, r.kind) for r in b.removed}
+    assert {(r.tool, r.stage, r.kind) for r in a.removed} == {
+        (r.tool, r.stage, r.kind) for r in b.removed
+    }
 
 
 @PROPS
@@ -151,21 +197,31 @@ def test_compile_is_deterministic(doc: dict[str, Any], ctx: RunContext) -> None:
 
 @PROPS
 @given(documents(), contexts(), st.sampled_from([None, "agent:a:subagent:x:subagent:y"]))
-def test_child_is_subset_of_parent(doc: dict[str, Any], ctx: RunContext, child_key: str | None) -> None:
+def test_child_is_subset_of_parent(
+    doc: dict[str, Any], ctx: RunContext, child_key: str | None
+) -> None:
     policy = compile_doc(doc)
     parent = resolve_any(policy, ctx)
     child_ctx = RunContext(
-        agent=ctx.agent, provider=ctx.provider, model=ctx.model, sender=Sender(),
+        agent=ctx.agent,
+        provider=ctx.provider,
+        model=ctx.model,
+        sender=Sender(),
         session_key=child_key or f"agent:{ctx.agent or 'a'}:subagent:child",
-        spawned_by=ctx.session_key, parent=parent.capture(), trigger="spawn",
-        is_owner=ctx.is_owner)
+        spawned_by=ctx.session_key,
+        parent=parent.capture(),
+        trigger="spawn",
+        is_owner=ctx.is_owner,
+    )
     child = resolve_any(policy, child_ctx)
     assert set(child.allowed) <= set(parent.allowed)
 
 
 @PROPS
 @given(documents(), contexts(), st.one_of(st.none(), entry_lists))
-def test_cron_job_is_subset_of_creator(doc: dict[str, Any], ctx: RunContext, wanted: list[str] | None) -> None:
+def test_cron_job_is_subset_of_creator(
+    doc: dict[str, Any], ctx: RunContext, wanted: list[str] | None
+) -> None:
     policy = compile_doc(doc)
     creator = resolve_any(policy, ctx)
     cap = cap_cron_tools(creator, wanted, policy.catalog)
@@ -174,10 +230,15 @@ def test_cron_job_is_subset_of_creator(doc: dict[str, Any], ctx: RunContext, wan
 
 
 @PROPS
-@given(documents(), contexts(), st.sampled_from(ENTRIES),
-       st.sampled_from(["tools", "agent", "group", "sender", "sandbox", "subagents"]))
-def test_adding_a_deny_entry_never_adds_a_tool(doc: dict[str, Any], ctx: RunContext, entry: str,
-                                               where: str) -> None:
+@given(
+    documents(),
+    contexts(),
+    st.sampled_from(ENTRIES),
+    st.sampled_from(["tools", "agent", "group", "sender", "sandbox", "subagents"]),
+)
+def test_adding_a_deny_entry_never_adds_a_tool(
+    doc: dict[str, Any], ctx: RunContext, entry: str, where: str
+) -> None:
     scope = {
         "tools": doc["tools"],
         "agent": doc["agents"]["entries"]["a"]["tools"],

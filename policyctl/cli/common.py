@@ -48,16 +48,36 @@ def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> Non
     g.add_argument("--parent-tools", help="comma-separated tools of the parent run (inheritance)")
     g.add_argument("--trigger", choices=["user", "cron", "memory", "skill", "spawn", "gateway"])
     g.add_argument("--context", metavar="FILE", help="YAML/JSON file with the same fields")
-    g.add_argument("--tool-inventory", metavar="FILE",
-                   help='JSON list of {"name", "pluginId", "optional"}: the run\'s whole inventory')
+    g.add_argument(
+        "--tool-inventory",
+        metavar="FILE",
+        help='JSON list of {"name", "pluginId", "optional"}: the run\'s whole inventory',
+    )
     flags = ["--tool", "--add-tool"] if tool_flag else ["--add-tool"]
-    g.add_argument(*flags, action="append", default=[], metavar="NAME[@PLUGIN]", dest="extra_tools",
-                   help="add a tool to the inventory (repeatable)")
+    g.add_argument(
+        *flags,
+        action="append",
+        default=[],
+        metavar="NAME[@PLUGIN]",
+        dest="extra_tools",
+        help="add a tool to the inventory (repeatable)",
+    )
 
 
 _CONTEXT_FIELDS = {
-    "agent", "provider", "model", "channel", "account", "group", "sender", "owner", "sessionKey",
-    "spawnedBy", "subagentDepth", "parentTools", "trigger",
+    "agent",
+    "provider",
+    "model",
+    "channel",
+    "account",
+    "group",
+    "sender",
+    "owner",
+    "sessionKey",
+    "spawnedBy",
+    "subagentDepth",
+    "parentTools",
+    "trigger",
 }
 
 
@@ -72,8 +92,10 @@ def _read_context_file(path: str) -> dict[str, Any]:
     data = loaded.data
     unknown = sorted(set(data) - _CONTEXT_FIELDS)
     if unknown:
-        raise UsageError(f"{path}: unknown context field(s): {', '.join(unknown)} "
-                         f"(known: {', '.join(sorted(_CONTEXT_FIELDS))})")
+        raise UsageError(
+            f"{path}: unknown context field(s): {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(_CONTEXT_FIELDS))})"
+        )
     sender = data.get("sender") or {}
     if not isinstance(sender, dict) or set(sender) - {"id", "e164", "username", "name"}:
         raise UsageError(f"{path}: sender must be a mapping of id, e164, username, name")
@@ -81,7 +103,7 @@ def _read_context_file(path: str) -> dict[str, Any]:
 
 
 def context_from_args(args: argparse.Namespace) -> RunContext:
-    from ..context import TRIGGERS, Capture, RunContext, Sender
+    from ..context import TRIGGERS, Capture, RunContext, Sender, Trigger
 
     base: dict[str, Any] = _read_context_file(args.context) if args.context else {}
     sender_file = base.get("sender") or {}
@@ -102,7 +124,7 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
     if parent_raw is not None:
         names = parent_raw.split(",") if isinstance(parent_raw, str) else list(parent_raw)
         parent = Capture(tuple(n.strip().lower() for n in names if str(n).strip()))
-    trigger = pick("trigger", "trigger") or "user"
+    trigger: Trigger = pick("trigger", "trigger") or "user"
     if trigger not in TRIGGERS:
         raise UsageError(f"trigger must be one of {', '.join(TRIGGERS)}")
     depth = pick("subagent_depth", "subagentDepth")
@@ -116,11 +138,23 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
         account=text(pick("account", "account"), "account"),
         group=text(pick("group", "group"), "group"),
         sender=Sender(
-            text(args.sender_id if args.sender_id is not None else sender_file.get("id"), "sender.id"),
-            text(args.sender_e164 if args.sender_e164 is not None else sender_file.get("e164"), "sender.e164"),
-            text(args.sender_username if args.sender_username is not None
-                 else sender_file.get("username"), "sender.username"),
-            text(args.sender_name if args.sender_name is not None else sender_file.get("name"), "sender.name"),
+            text(
+                args.sender_id if args.sender_id is not None else sender_file.get("id"), "sender.id"
+            ),
+            text(
+                args.sender_e164 if args.sender_e164 is not None else sender_file.get("e164"),
+                "sender.e164",
+            ),
+            text(
+                args.sender_username
+                if args.sender_username is not None
+                else sender_file.get("username"),
+                "sender.username",
+            ),
+            text(
+                args.sender_name if args.sender_name is not None else sender_file.get("name"),
+                "sender.name",
+            ),
         ),
         is_owner=bool(pick("owner", "owner")),
         session_key=text(pick("session_key", "sessionKey"), "sessionKey"),
@@ -147,11 +181,18 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
         for i, item in enumerate(raw):
             if isinstance(item, str):
                 item = {"name": item}
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
-                    or set(item) - {"name", "pluginId", "optional"}:
-                raise UsageError(f"{args.tool_inventory}: item {i} must be "
-                                 '{"name": str, "pluginId": str?, "optional": bool?}')
-            tools.append(Tool(item["name"], item.get("pluginId"), bool(item.get("optional", False))))
+            if (
+                not isinstance(item, dict)
+                or not isinstance(item.get("name"), str)
+                or set(item) - {"name", "pluginId", "optional"}
+            ):
+                raise UsageError(
+                    f"{args.tool_inventory}: item {i} must be "
+                    '{"name": str, "pluginId": str?, "optional": bool?}'
+                )
+            tools.append(
+                Tool(item["name"], item.get("pluginId"), bool(item.get("optional", False)))
+            )
     if args.extra_tools:
         tools = tools if tools is not None else policy.default_tools()
         for spec in args.extra_tools:

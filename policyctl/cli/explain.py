@@ -9,8 +9,13 @@ import argparse
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_context_flags
+from .common import EXIT_OK, EXIT_USAGE, add_context_flags
+
+if TYPE_CHECKING:
+    from ..resolve import Resolution
+    from .output import Painter
 
 HELP = "explain why a tool is allowed or removed in a run (or explain a diagnostic code)"
 EXAMPLE = """examples:
@@ -23,8 +28,13 @@ _CODE = re.compile(r"PC\d{3}\Z", re.IGNORECASE)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("explain", help=HELP, description=HELP, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "explain",
+        help=HELP,
+        description=HELP,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", help="policy file, or a diagnostic code such as PC303")
     p.add_argument("--tool", dest="explain_tool", metavar="NAME", help="the tool to explain")
     p.add_argument("--trail", action="store_true", help="show all eleven layers")
@@ -73,13 +83,17 @@ def run(args: argparse.Namespace) -> int:
     decision = decide_tool(res, args.explain_tool)
     if args.format == "json":
         out = res.to_json()
-        out["decision"] = ({"tool": decision.tool, "allowed": True} if decision.allowed else
-                           decision.removal.to_json() if decision.removal else
-                           {"tool": decision.tool, "allowed": False, "inInventory": False})
+        out["decision"] = (
+            {"tool": decision.tool, "allowed": True}
+            if decision.allowed
+            else decision.removal.to_json()
+            if decision.removal
+            else {"tool": decision.tool, "allowed": False, "inInventory": False}
+        )
         if decision.fix:
             out["fix"] = decision.fix
         print_json(out)
-        return EXIT_OK if decision.allowed else EXIT_FINDINGS
+        return EXIT_OK
     if decision.allowed:
         print(f"{decision.tool}: {paint('ALLOWED', 'green')} in this run")
     elif decision.removal is None:
@@ -90,8 +104,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"{decision.tool}: {paint('REMOVED', 'red')} at {stage} ({r.label})")
         if r.kind == "deny":
             via = f" (expands to {r.tool})" if r.expanded_from else ""
-            written = f', written "{r.written_as}"' if r.written_as and r.written_as != r.entry else ""
-            print(f"  rule:  deny entry \"{r.entry}\"{via}{written}")
+            written = (
+                f', written "{r.written_as}"' if r.written_as and r.written_as != r.entry else ""
+            )
+            print(f'  rule:  deny entry "{r.entry}"{via}{written}')
         elif r.kind == "allow":
             print(f"  rule:  not matched by the allow list {r.scope}")
         else:
@@ -109,12 +125,13 @@ def run(args: argparse.Namespace) -> int:
             print("\n" + refusal)
     if args.trail:
         _print_trail(res, decision.tool, paint)
-    return EXIT_OK if decision.allowed else EXIT_FINDINGS
+    return EXIT_OK
 
 
-def _print_trail(res, tool: str | None, paint: Painter) -> None:  # type: ignore[no-untyped-def,name-defined]
+def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:
     print(paint("trail:", "bold"))
-    gone_at = res.removal(tool).stage if tool and res.removal(tool) else None
+    gone = res.removal(tool) if tool else None
+    gone_at = gone.stage if gone else None
     if gone_at == 0:
         print(f"  [ 0] construction: removed {tool}")
     for layer in res.layers:
@@ -122,8 +139,10 @@ def _print_trail(res, tool: str | None, paint: Painter) -> None:  # type: ignore
         if not layer.applied:
             print(f"{head}: skipped ({layer.skip_reason})")
         elif tool is None:
-            print(f"{head}: applied, removed {len(layer.removed)}"
-                  + (f" ({', '.join(layer.removed)})" if layer.removed else ""))
+            print(
+                f"{head}: applied, removed {len(layer.removed)}"
+                + (f" ({', '.join(layer.removed)})" if layer.removed else "")
+            )
         elif gone_at is not None and layer.stage > gone_at:
             print(f"{head}: applied (tool already removed)")
         elif tool in layer.removed:

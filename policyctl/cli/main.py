@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="policyctl",
         description="Compile agent tool policies into an eleven-layer pipeline; resolve, "
-                    "explain and validate them.",
+        "explain and validate them.",
         epilog="example: policyctl explain examples/team.yaml --agent coder --tool exec",
     )
     parser.add_argument("--version", action="version", version=f"policyctl {__version__}")

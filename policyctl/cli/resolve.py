@@ -15,8 +15,13 @@ EXAMPLE = """example:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("resolve", help=HELP, description=HELP, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "resolve",
+        help=HELP,
+        description=HELP,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", help="policy file (YAML, TOML or JSON)")
     p.add_argument("--format", choices=["text", "json"], default="text")
     add_context_flags(p)
@@ -44,9 +49,17 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK if res.allowed or not res.inventory.tools else EXIT_FINDINGS
     paint = Painter(sys.stdout)
     ctx = res.context
-    shown = {k: v for k, v in ctx.to_json().items() if v not in (None, False, 0, "user", "off", "main")
-             and k != "sender"}
-    sender = {k: v for k, v in ctx.to_json()["sender"].items() if v}  # type: ignore[union-attr]
+    shown = {
+        k: v
+        for k, v in ctx.to_json().items()
+        if v not in (None, False, 0, "user", "off", "main") and k != "sender"
+    }
+    s = ctx.sender
+    sender = {
+        k: v
+        for k, v in (("id", s.id), ("e164", s.e164), ("username", s.username), ("name", s.name))
+        if v
+    }
     print(f"policy: {args.file} (catalog {policy.catalog.name})")
     context_text = " ".join(f"{k}={v}" for k, v in shown.items()) or "(empty)"
     if sender:

@@ -20,8 +20,13 @@ EXAMPLE = """examples:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..schemas import SCHEMAS
 
-    p = sub.add_parser("schema", help=HELP, description=HELP, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "schema",
+        help=HELP,
+        description=HELP,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--kind", choices=sorted(SCHEMAS), default="policy")
     p.add_argument("--output-dir", metavar="DIR", help="write every schema file into DIR")
     p.add_argument("--check", action="store_true", help="with --output-dir: exit 1 if stale")
@@ -45,9 +50,13 @@ def run(args: argparse.Namespace) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
     if args.check and stale:
-        print("stale schema files: " + ", ".join(stale) +
-              " (run: policyctl schema --output-dir schemas)", file=sys.stderr)
+        print(
+            "stale schema files: "
+            + ", ".join(stale)
+            + " (run: policyctl schema --output-dir schemas)",
+            file=sys.stderr,
+        )
         return EXIT_FINDINGS
-    for path in stale:
-        print(f"wrote {path}", file=sys.stderr)
+    for written in stale:
+        print(f"wrote {written}", file=sys.stderr)
     return EXIT_OK
