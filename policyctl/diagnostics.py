@@ -252,6 +252,49 @@ CODES: dict[str, CodeInfo] = _codes(
         "A scheduled run names an account that has no configuration; its group layer denies "
         "every tool rather than falling back to the looser channel-wide groups.",
     ),
+    (
+        "PC410",
+        W,
+        "unknown entry",
+        "An allow entry names no tool, group or plugin that the catalog or the policy's declared "
+        "inventory knows. It is probably a typo; it matches nothing. An error under --strict.",
+    ),
+    (
+        "PC411",
+        W,
+        "deny matches nothing",
+        "A deny entry matches nothing in the catalog or the declared inventory. A deny that "
+        "matches nothing protects nothing. An error under --strict.",
+    ),
+    (
+        "PC412",
+        W,
+        "allowed and denied in one scope",
+        "An entry is allowed in a scope whose own deny list removes it. The deny wins, so the "
+        "allow entry never matters: one of the two is a mistake.",
+    ),
+    (
+        "PC413",
+        W,
+        "deny already covered",
+        "An entry is denied in a later layer's scope, but the global `tools.deny` already removes "
+        "it from every run. The later entry never matters; keeping it hides the real rule.",
+    ),
+    (
+        "PC414",
+        W,
+        "sandbox default deny replaced",
+        "Configuring `sandbox.tools.deny` replaces the catalog's default sandbox deny list "
+        "(browser, canvas, nodes, gateway, chat-channel tools, ...) instead of adding to it. Use "
+        "`alsoAllow` to lift single tools, or repeat the defaults you still want.",
+    ),
+    (
+        "PC415",
+        Severity.INFO,
+        "contexts sampled",
+        "The policy declares more distinct contexts than --max-contexts; the empty-tool-set "
+        "check ran on a deterministic sample.",
+    ),
 )
 
 

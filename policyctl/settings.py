@@ -20,9 +20,13 @@ class Limits:
 def default_limits() -> Limits:
     """Limits from the environment (POLICYCTL_MAX_FILE_BYTES, ..._MAX_DEPTH, ..._MAX_NODES).
 
-    pydantic-settings does the reading and type-checking; it is imported here, not at module
-    import, so that `policyctl --version` stays fast.
+    pydantic-settings does the reading and type-checking; it is imported only when a
+    POLICYCTL_* variable is set, so the common case starts fast.
     """
+    import os
+
+    if not any(name.startswith("POLICYCTL_") for name in os.environ):
+        return Limits()  # nothing to read: skip importing pydantic-settings (and asyncio)
     from pydantic import Field, ValidationError
     from pydantic_settings import BaseSettings, SettingsConfigDict
 

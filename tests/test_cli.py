@@ -63,7 +63,7 @@ def test_resolve_text(capsys: pytest.CaptureFixture[str]) -> None:
         "agent:support:slack:acme-enterprise:group:C0SECURE",
     )
     assert code == 0
-    assert "allowed (2): web_search, session_status" in out
+    assert "allowed (4): read, web_search, session_status, skills_read" in out
     assert "layer  7 group tools.allow:" in out
 
 

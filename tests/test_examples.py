@@ -91,7 +91,7 @@ def test_chatbot_other_groups(chatbot) -> None:  # type: ignore[no-untyped-def]
         sender={"id": "U777"},
         session_key="agent:support:slack:acme-enterprise:group:C0SECURE",
     )
-    assert res.allowed == ("web_search", "session_status")
+    assert res.allowed == ("read", "web_search", "session_status", "skills_read")
     res = run(
         chatbot,
         agent="support",

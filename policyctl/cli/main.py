@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import explain, resolve, schema
+from . import explain, resolve, schema, validate
 from .common import EXIT_USAGE, Reported, UsageError
 
-SUBCOMMANDS = (resolve, explain, schema)
+SUBCOMMANDS = (validate, resolve, explain, schema)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,284 @@
+"""Checks: what `policyctl validate` finds beyond schema errors, over a compiled policy.
+
+- entries that name nothing the catalog or the declared inventory knows (PC410, PC411);
+- entries that can never matter: allowed where the same scope denies them (PC412), or denied
+  again after the global deny already removes them (PC413);
+- `write` denied while `apply_patch` stays reachable (PC404);
+- a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
+- a context reachable from what the file declares whose allow lists leave no tools (PC308).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .catalog import Catalog
+from .compile import CompiledPolicy, LayerPolicy, SenderTable, ToolsScope
+from .diagnostics import Diagnostic, Severity, did_you_mean
+from .entries import PLUGINS_GROUP, Entry, EntryList
+from .inventory import MCP_PLUGIN_ID, Inventory
+from .matrix import context_matrix
+from .names import Glob, is_glob
+from .resolve import NoCallableToolsError, default_inventory, resolve
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """One configured scope: where it lives, its allow-like lists and its deny list."""
+
+    key: str
+    allows: tuple[EntryList, ...]
+    deny: EntryList | None
+
+
+def _policy_scope(key: str, lp: LayerPolicy | None, extra: tuple[EntryList, ...] = ()) -> Scope:
+    allows = tuple(x for x in (*extra, lp.allow if lp else None) if x is not None)
+    return Scope(key, allows, lp.deny if lp else None)
+
+
+def _senders(table: SenderTable | None, key: str) -> Iterator[Scope]:
+    for sender_key, lp in (table.policies if table else {}).items():
+        yield _policy_scope(f"{key}.toolsBySender[{sender_key}]", lp)
+
+
+def _tools_scope(scope: ToolsScope, key: str) -> Iterator[Scope]:
+    yield _policy_scope(key, scope.policy, (scope.also_allow,) if scope.also_allow else ())
+    for provider, ps in scope.by_provider.items():
+        extra = (ps.also_allow,) if ps.also_allow else ()
+        yield _policy_scope(f"{key}.byProvider.{provider}", ps.policy, extra)
+    yield from _senders(scope.senders, key)
+    if scope.sandbox is not None:
+        sb = scope.sandbox
+        allows = tuple(x for x in (sb.allow, sb.also_allow) if x is not None)
+        yield Scope(f"{key}.sandbox.tools", allows, sb.deny)
+    if scope.subagents is not None:
+        yield _policy_scope(f"{key}.subagents.tools", scope.subagents)
+
+
+def iter_scopes(policy: CompiledPolicy) -> Iterator[Scope]:
+    yield from _tools_scope(policy.global_tools, "tools")
+    if policy.defaults_tools is not None:
+        yield from _tools_scope(policy.defaults_tools, "agents.defaults.tools")
+    for aid, agent in policy.agents.items():
+        if agent.tools is not None:
+            yield from _tools_scope(agent.tools, f"agents.entries.{aid}.tools")
+    for name, channel in policy.channels.items():
+        maps = [(f"channels.{name}.groups", channel.groups)]
+        maps += [(f"channels.{name}.accounts.{a}.groups", g) for a, g in channel.accounts.items()]
+        for prefix, groups in maps:
+            for gid, group in (groups or {}).items():
+                yield _policy_scope(f"{prefix}.{gid}.tools", group.tools)
+                yield from _senders(group.senders, f"{prefix}.{gid}")
+
+
+class _Universe:
+    """Everything an entry may name: catalog tools, groups, catalog data, declared tools."""
+
+    def __init__(self, catalog: Catalog, inventory: Inventory) -> None:
+        self.catalog = catalog
+        self.inventory = inventory
+        named = set(catalog.tool_ids) | set(catalog.owner_only) | set(catalog.aliases.values())
+        for names in (
+            catalog.sandbox_allow,
+            catalog.sandbox_deny,
+            catalog.subagent_deny_always,
+            catalog.subagent_deny_leaf,
+        ):
+            named.update(n.strip().lower() for n in names)
+        named.update(catalog.aliases.get(n, n) for n in list(named))
+        self.tools = named | set(inventory.names)
+        self.words = sorted(
+            self.tools
+            | set(catalog.groups)
+            | set(inventory.plugin_ids)
+            | {PLUGINS_GROUP, MCP_PLUGIN_ID}
+        )
+
+    def knows(self, entry: Entry) -> bool:
+        text = entry.text
+        if text in ("*", PLUGINS_GROUP, MCP_PLUGIN_ID) or text in self.inventory.plugin_ids:
+            return True
+        if text.startswith("group:"):
+            return text in self.catalog.groups
+        if any(text.startswith(p) for p in self.inventory.mcp_prefixes):
+            return True
+        if is_glob(text):
+            glob = Glob.compile(text)
+            return any(glob.matches(name) for name in self.tools)
+        return text in self.tools or text in self.catalog.covers
+
+    def suggest(self, entry: Entry) -> str | None:
+        best = did_you_mean(entry.text, self.words)
+        return f'did you mean "{best}"?' if best else None
+
+
+def _config_entries(lst: EntryList) -> Iterator[Entry]:
+    return (e for e in lst.entries if e.origin == "config")
+
+
+def check_policy(
+    policy: CompiledPolicy, *, strict: bool = False, max_contexts: int = 2000
+) -> list[Diagnostic]:
+    inventory = default_inventory(policy)
+    universe = _Universe(policy.catalog, inventory)
+    out: list[Diagnostic] = []
+    unknown_severity = Severity.ERROR if strict else Severity.WARNING
+    global_deny = policy.global_tools.policy.deny if policy.global_tools.policy else None
+    scopes = list(iter_scopes(policy))
+
+    def add(
+        code: str,
+        message: str,
+        entry: Entry | None,
+        fix: str | None = None,
+        severity: Severity | None = None,
+        source_list: EntryList | None = None,
+    ) -> None:
+        where = entry.source if entry else (source_list.source if source_list else None)
+        path = entry.key if entry else (source_list.key if source_list else "")
+        d = Diagnostic.make(code, message, where, path, fix)
+        out.append(Diagnostic(d.code, d.message, d.source, d.path, d.fix, severity or d.severity))
+
+    for scope in scopes:
+        for lst in scope.allows:
+            for entry in _config_entries(lst):
+                if not universe.knows(entry):
+                    add(
+                        "PC410",
+                        f'"{entry.raw.strip()}" in {_list(entry)} names no tool, group or '
+                        "plugin of the catalog or the declared inventory",
+                        entry,
+                        universe.suggest(entry),
+                        unknown_severity,
+                    )
+        if scope.deny is not None:
+            for entry in _config_entries(scope.deny):
+                if not universe.knows(entry):
+                    add(
+                        "PC411",
+                        f'deny entry "{entry.raw.strip()}" in {_list(entry)} matches '
+                        "nothing in the catalog or the declared inventory",
+                        entry,
+                        universe.suggest(entry),
+                        unknown_severity,
+                    )
+        out.extend(_never_matters(scope, global_deny))
+        out.extend(_write_without_apply_patch(scope, global_deny))
+        if scope.key.endswith("sandbox.tools") and scope.deny is not None:
+            out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
+    out.extend(_empty_contexts(policy, max_contexts))
+    return out
+
+
+def _list(entry: Entry) -> str:
+    cut = entry.key.rfind("[")
+    return entry.key[:cut] if cut > 0 else entry.key
+
+
+def _names_of(entry: Entry, catalog: Catalog) -> tuple[str, ...]:
+    if entry.text in catalog.groups:
+        return catalog.groups[entry.text]
+    return catalog.covers.get(entry.text, (entry.text,))
+
+
+def _never_matters(scope: Scope, global_deny: EntryList | None) -> Iterator[Diagnostic]:
+    deny = scope.deny
+    if deny is not None:
+        for lst in scope.allows:
+            for entry in _config_entries(lst):
+                if entry.text == "*" or is_glob(entry.text):
+                    continue
+                hit = deny.match(entry.text)
+                if hit is not None:
+                    yield Diagnostic.make(
+                        "PC412",
+                        f'"{entry.text}" is allowed in {_list(entry)} and denied by '
+                        f'"{hit.entry.text}" in the same scope: the deny wins, this entry never '
+                        "matters",
+                        entry.source,
+                        entry.key,
+                        "remove one of the two entries",
+                    )
+    if deny is None or global_deny is None or scope.key == "tools":
+        return
+    for entry in _config_entries(deny):
+        if entry.text == "*" or is_glob(entry.text):
+            continue
+        hit = global_deny.match(entry.text)
+        if hit is not None:
+            where = f" at {hit.entry.source}" if hit.entry.source else ""
+            yield Diagnostic.make(
+                "PC413",
+                f'"{entry.text}" is denied in {_list(entry)}, but tools.deny '
+                f'("{hit.entry.text}"{where}) already removes it from every run',
+                entry.source,
+                entry.key,
+                "remove this entry; the global deny covers it",
+            )
+
+
+def _write_without_apply_patch(scope: Scope, global_deny: EntryList | None) -> Iterator[Diagnostic]:
+    deny = scope.deny
+    if deny is None:
+        return
+    hit = deny.match("write")
+    if hit is None or hit.entry.origin != "config":
+        return
+    if deny.match("apply_patch") is not None:
+        return
+    if global_deny is not None and global_deny.match("apply_patch") is not None:
+        return
+    yield Diagnostic.make(
+        "PC404",
+        f"write is denied in {_list(hit.entry)} but apply_patch is not: apply_patch can "
+        "still change files",
+        hit.entry.source,
+        hit.entry.key,
+        f"add apply_patch to {_list(hit.entry)}",
+    )
+
+
+def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Diagnostic]:
+    dropped = [n for n in catalog.sandbox_deny if deny.match(catalog.aliases.get(n, n)) is None]
+    if not dropped:
+        return
+    shown = ", ".join(dropped[:8]) + (f" and {len(dropped) - 8} more" if len(dropped) > 8 else "")
+    yield Diagnostic.make(
+        "PC414",
+        f"{deny.key} replaces the catalog's default sandbox deny list; these are no "
+        f"longer denied in sandboxes: {shown}",
+        deny.source,
+        deny.key,
+        "add the default entries you still want denied, or use alsoAllow to lift single tools",
+    )
+
+
+def _empty_contexts(policy: CompiledPolicy, max_contexts: int) -> Iterator[Diagnostic]:
+    matrix = context_matrix(policy, max_contexts)
+    if matrix.sampled:
+        yield Diagnostic.make(
+            "PC415",
+            f"checked {len(matrix.contexts)} of {matrix.total} contexts "
+            "for empty tool sets (a deterministic sample); raise --max-contexts "
+            "to check them all",
+        )
+    seen: set[tuple[str, ...]] = set()
+    for cell in matrix.contexts:
+        try:
+            resolve(policy, cell.context)
+        except NoCallableToolsError as exc:
+            if exc.labels in seen:
+                continue
+            seen.add(exc.labels)
+            res = exc.resolution
+            first = next(
+                (r for r in res.removed if r.kind == "allow" and r.label == exc.labels[0]), None
+            )
+            yield Diagnostic.make(
+                "PC308",
+                f"no callable tools remain for {cell.label}: emptied by {'; '.join(exc.labels)}",
+                first.source if first else None,
+                first.scope if first else "",
+                "widen one of these allow lists",
+            )

@@ -1,0 +1,123 @@
+"""Findings output for CI and people: text, json, SARIF 2.1.0, GitHub workflow commands."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..diagnostics import CODES, Diagnostic, Severity
+from .output import Painter, count_summary, render_diagnostic
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _uri(path: str) -> str:
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "code": d.code,
+        "severity": d.severity.value,
+        "message": d.message,
+        "file": d.source.file if d.source else None,
+        "line": d.source.line if d.source else None,
+        "column": d.source.column if d.source else None,
+        "path": d.path or None,
+        "fix": d.fix,
+    }
+
+
+def render_json(diags: Sequence[Diagnostic], files: Sequence[str], hidden: int) -> str:
+    out = {
+        "version": 1,
+        "files": list(files),
+        "diagnostics": [diagnostic_json(d) for d in diags],
+        "hidden": hidden,
+        "summary": count_summary(diags),
+    }
+    return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_sarif(diags: Sequence[Diagnostic]) -> str:
+    used = sorted({d.code for d in diags})
+    rules = [
+        {
+            "id": code,
+            "name": CODES[code].title.title().replace(" ", "").replace(",", ""),
+            "shortDescription": {"text": CODES[code].title},
+            "fullDescription": {"text": CODES[code].explanation},
+            "defaultConfiguration": {"level": _SARIF_LEVEL[CODES[code].severity]},
+            "help": {"text": f"policyctl explain {code}"},
+        }
+        for code in used
+    ]
+    results = []
+    for d in diags:
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "ruleIndex": used.index(d.code),
+            "level": _SARIF_LEVEL[d.severity],
+            "message": {"text": d.message + (f" ({d.fix})" if d.fix else "")},
+        }
+        if d.source is not None:
+            result["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(d.source.file)},
+                        "region": {"startLine": d.source.line, "startColumn": d.source.column},
+                    }
+                }
+            ]
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "policyctl", "version": __version__, "rules": rules}},
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def render_github(diags: Sequence[Diagnostic]) -> str:
+    lines = []
+    for d in diags:
+        kind = {"error": "error", "warning": "warning", "info": "notice"}[d.severity.value]
+        props = []
+        if d.source is not None:
+            props += [
+                f"file={_gh_escape(_uri(d.source.file), True)}",
+                f"line={d.source.line}",
+                f"col={d.source.column}",
+            ]
+        props.append(f"title={_gh_escape(d.code + ' ' + CODES[d.code].title, True)}")
+        message = d.message + (f" ({d.fix})" if d.fix else "")
+        lines.append(f"::{kind} {','.join(props)}::{_gh_escape(message)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_text(diags: Sequence[Diagnostic], files: Sequence[str], hidden: int) -> str:
+    paint = Painter(sys.stdout)
+    parts = [render_diagnostic(d, paint) for d in diags]
+    more = f" ({hidden} more not shown; raise --max-errors)" if hidden else ""
+    checked = f"{len(files)} file{'s' * (len(files) != 1)}"
+    parts.append(f"{checked} checked: {count_summary(diags)}{more}")
+    return "\n".join(parts) + "\n"
