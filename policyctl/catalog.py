@@ -140,10 +140,17 @@ class Catalog:
     profiles: Mapping[str, tuple[str, ...]]
     tool_ids: frozenset[str]
     by_id: Mapping[str, CatalogTool]
+    #: the catalog files this was derived from (base first), as data: bundles carry them
+    definition: tuple[Mapping[str, Any], ...] = ()
 
     def canonical_provider(self, provider: str) -> str:
         key = provider.strip().lower()
         return self.provider_aliases.get(key, key)
+
+
+def catalog_from_definition(definition: list[Mapping[str, Any]]) -> Catalog:
+    """Rebuild a catalog from the data a bundle carries (no files are read)."""
+    return _derive([CatalogFile.model_validate(d) for d in definition])
 
 
 def _derive(files: list[CatalogFile]) -> Catalog:
@@ -217,6 +224,7 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         grant_map.setdefault(norm(grant.tool), []).append(
             Grant(norm(grant.tool), norm(grant.when_allowed), grant.unless_denied)
         )
+    definition = tuple(f.model_dump(mode="json", exclude_defaults=True) for f in files)
     return Catalog(
         name=last.name,
         description=last.description or last.name,
@@ -238,6 +246,7 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         profiles={k: tuple(v) for k, v in profiles.items()},
         tool_ids=frozenset(tools),
         by_id={t.id: t for t in rows},
+        definition=definition,
     )
 
 

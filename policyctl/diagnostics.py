@@ -289,6 +289,13 @@ CODES: dict[str, CodeInfo] = _codes(
         "`alsoAllow` to lift single tools, or repeat the defaults you still want.",
     ),
     (
+        "PC416",
+        E,
+        "invalid bundle",
+        "The file is not a policyctl bundle, or its content hash does not match its content "
+        "(it was edited after `policyctl compile`). Recompile it from the policy files.",
+    ),
+    (
         "PC415",
         Severity.INFO,
         "contexts sampled",

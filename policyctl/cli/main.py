@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import explain, resolve, schema, validate
+from . import compile, explain, fmt, import_cmd, resolve, schema, validate
 from .common import EXIT_USAGE, Reported, UsageError
 
-SUBCOMMANDS = (validate, resolve, explain, schema)
+SUBCOMMANDS = (validate, resolve, explain, compile, schema, fmt, import_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:
