@@ -15,8 +15,8 @@ def _migrate_agents_list(data: Any, name: str) -> bool:
     """`agents.list: [{id: x, ...}]` -> `agents.entries: {x: {...}}`, in place."""
     from ruamel.yaml.comments import CommentedMap
 
-    agents = data.get("agents") if isinstance(data, dict) else None
-    if not isinstance(agents, dict) or not isinstance(agents.get("list"), list):
+    agents = data.get("agents") if isinstance(data, CommentedMap) else None
+    if not isinstance(agents, CommentedMap) or not isinstance(agents.get("list"), list):
         return False
     entries = agents.get("entries")
     if entries is None:
