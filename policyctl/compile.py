@@ -51,6 +51,7 @@ class SandboxLists:
 
 @dataclass(frozen=True, slots=True)
 class ProviderScope:
+    key: str
     profile: str | None
     profile_source: Source | None
     also_allow: EntryList | None
@@ -73,6 +74,7 @@ class SenderTable:
 class ToolsScope:
     """The global `tools` or one agent's `tools`, compiled."""
 
+    #: the config path of this tools block: `tools`, `agents.entries.coder.tools`, ...
     name: str
     profile: str | None
     profile_source: Source | None
@@ -296,6 +298,7 @@ class _Compiler:
                 self.report("PC306", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
                 continue
             by_provider[norm] = ProviderScope(
+                format_path(ppath),
                 self.check_profile(ptc.profile, (*ppath, "profile")),
                 self.index.value((*ppath, "profile")),
                 self.entry_list(ptc.also_allow, (*ppath, "alsoAllow"))
@@ -381,7 +384,7 @@ class _Compiler:
                 self.report("PC306", f'agent "{aid}" is defined twice', path, key=True)
                 continue
             scope = (
-                self.tools_scope(entry.tools, (*path, "tools"), f"agents.{norm}", norm)
+                self.tools_scope(entry.tools, (*path, "tools"), format_path((*path, "tools")), norm)
                 if entry.tools is not None
                 else None
             )
@@ -408,11 +411,23 @@ class _Compiler:
         tools = [Tool(p.name, p.plugin_id, p.optional) for p in inv.plugins or ()]
         servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
         tools.extend(mcp_tools(servers))
+        plugin_count = len(inv.plugins or ())
         for i, t in enumerate(tools):
-            bad = ascii_problem(normalize(t.name, self.catalog.aliases))
+            # MCP tools are located at their server; plugin tools at their own entry
+            path: DocPath = (
+                ("inventory", "plugins", i, "name") if i < plugin_count else ("inventory", "mcp")
+            )
+            name = normalize(t.name, self.catalog.aliases)
+            bad = ascii_problem(name)
             if bad:
+                self.report("PC301", f'tool name "{t.name}": {bad}', path)
+            elif name in self.catalog.tool_ids:
                 self.report(
-                    "PC301", f'tool name "{t.name}": {bad}', ("inventory", "plugins", i, "name")
+                    "PC405",
+                    f'plugin {t.plugin_id} declares "{name}", which is a core '
+                    "tool; the plugin tool will be dropped",
+                    path,
+                    fix="rename the plugin tool",
                 )
         return tuple(tools)
 
@@ -430,7 +445,7 @@ def compile_document(
     defaults = doc.agents.defaults if doc.agents else None
     defaults_tools = (
         c.tools_scope(
-            defaults.tools, ("agents", "defaults", "tools"), "agents.defaults", "defaults"
+            defaults.tools, ("agents", "defaults", "tools"), "agents.defaults.tools", "defaults"
         )
         if defaults and defaults.tools
         else None

@@ -91,17 +91,15 @@ def decide_tool(resolution: Resolution, tool: str) -> ToolDecision:
     return ToolDecision(name, False, True, removal, fix_for(removal))
 
 
-def describe_removal(r: RemovedTool) -> str:
-    stage = "construction" if r.stage == 0 else f"layer {r.stage}"
+def summary_line(r: RemovedTool) -> str:
+    """One line under a layer heading: the tool and the rule, without repeating the layer."""
+    where = f" ({r.source})" if r.source else ""
     if r.kind == "deny" and r.entry:
         via = f" (from {r.expanded_from})" if r.expanded_from and r.expanded_from != r.entry else ""
-        how = f'denied by "{r.entry}"{via}'
-    elif r.kind == "allow":
-        how = "not in the allow list"
-    else:
-        how = r.kind
-    where = f" at {r.source}" if r.source else ""
-    return f"{r.tool}: removed at {stage} ({r.label}), {how}{where}"
+        return f'{r.tool}: denied by "{r.entry}"{via}{where}'
+    if r.kind == "allow":
+        return f"{r.tool}: not in the allow list{where}"
+    return f"{r.tool}: {r.kind}"
 
 
 def _shorten(key: str) -> str:
@@ -125,7 +123,8 @@ def sandbox_refusal(resolution: Resolution, tool: str) -> str | None:
         deny_key = _list_key(r.scope) if r.origin == "config" else "tools.sandbox.tools.deny"
         lines.append(f'- Remove "{r.tool}" from {deny_key}.')
     else:
-        lines.append(f'- Add "{r.tool}" to {_list_key(r.scope)} (or set it to [] to allow all).')
+        allow_key = _list_key(r.scope).removesuffix(".alsoAllow").removesuffix(".allow") + ".allow"
+        lines.append(f'- Add "{r.tool}" to {allow_key} (or set it to [] to allow all).')
     if ctx.sandbox_mode == "non-main":
         lines.append("- Use the agent main session instead of a non-main session.")
     session = ctx.session_key or ""

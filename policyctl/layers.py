@@ -307,7 +307,7 @@ def _provider_profile_layer(
     built = policy.memo.get(key)
     if built is None:
         extra = also.entries if also else ()
-        where = f"{scope.name if source is agent_match and scope else 'tools'}.byProvider.profile"
+        where = f"{source.key}.profile"
         allow = build_list(
             where,
             source.profile_source,
@@ -454,10 +454,14 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
         return None, ""
 
     allow_cfg, allow_key = pick("allow")
-    also_cfg, _ = pick("also_allow")
+    also_cfg, also_key = pick("also_allow")
     deny_cfg, deny_key = pick("deny")
     also = list(also_cfg or ())
-    allow_key = allow_key or "tools.sandbox.tools.allow"
+    if not allow_cfg:
+        # The catalog default applies: the edit that widens it is alsoAllow (setting `allow`
+        # would replace the default list, not add to it).
+        owner = scope.name if scope is not None else "tools"
+        allow_key = also_key or f"{owner}.sandbox.tools.alsoAllow"
     allow: list[Entry] | None
     if allow_cfg is not None and not allow_cfg:
         allow = None  # configured [] -> allow everything (alsoAllow ignored)
@@ -493,7 +497,8 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
             cat.groups,
             cat.covers,
         )
-    return LayerPolicy("sandbox tools.allow", "tools.sandbox.tools", allow_list, deny_list)
+    owner = scope.name if scope is not None else "tools"
+    return LayerPolicy("sandbox tools.allow", f"{owner}.sandbox.tools", allow_list, deny_list)
 
 
 def _subagent_layer(

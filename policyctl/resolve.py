@@ -370,7 +370,9 @@ def _unknown_entry_warnings(
         lp = plan.policy
         assert lp is not None
         for lst, kind, code in ((lp.allow, "allowlist", "PC401"), (lp.deny, "denylist", "PC402")):
-            if lst is None or lst.empty:
+            # An allow list with "*" restricts nothing (alsoAllow alone becomes ["*", ...]);
+            # its entries are analysed where they do widen, at the profile layer.
+            if lst is None or lst.empty or (kind == "allowlist" and lst.wildcard is not None):
                 continue
             unavailable, unknown = [], []
             for entry in lst.entries:

@@ -100,7 +100,7 @@ def diagnostics_from_validation(
             out.append(
                 Diagnostic.make(
                     code_for_extra,
-                    f'unknown key "{key}" in {format_path(path[:-1]) or "the document"}',
+                    f'unknown key "{key}" in {format_path(path[:-1]) or "the top level"}',
                     index.key(path),
                     shown,
                     suggestion(key, known),

@@ -202,12 +202,17 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
 
 
 def load_or_report(path: str) -> CompiledPolicy:
-    """Load a policy; on failure print every diagnostic and exit 2 (via `Reported`)."""
+    """Load a policy (or a `*.bundle.json` from `policyctl compile`); on failure print every
+    diagnostic and exit 2 (via `Reported`)."""
     from ..api import load_policy
     from ..diagnostics import PolicyError
     from .output import count_summary, render_diagnostics
 
     try:
+        if path.endswith(".bundle.json"):
+            from ..bundle import load_bundle
+
+            return load_bundle(path)
         return load_policy(path)
     except PolicyError as exc:
         print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)

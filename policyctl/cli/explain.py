@@ -57,7 +57,7 @@ def explain_code(code: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if _CODE.match(args.file) and not Path(args.file).exists():
         return explain_code(args.file)
-    from ..explain import decide_tool, describe_removal, sandbox_refusal
+    from ..explain import decide_tool, sandbox_refusal, summary_line
     from .common import print_json
     from .output import Painter
     from .resolve import resolve_for_cli
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
             if header != current:
                 print(paint(header, "bold"))
                 current = header
-            print(f"  {describe_removal(r)}")
+            print(f"  {summary_line(r)}")
         if args.trail:
             _print_trail(res, None, paint)
         return EXIT_OK

@@ -37,13 +37,15 @@ def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
     }
 
 
-def render_json(diags: Sequence[Diagnostic], files: Sequence[str], hidden: int) -> str:
+def render_json(
+    diags: Sequence[Diagnostic], files: Sequence[str], hidden: int, all_found: Sequence[Diagnostic]
+) -> str:
     out = {
         "version": 1,
         "files": list(files),
         "diagnostics": [diagnostic_json(d) for d in diags],
         "hidden": hidden,
-        "summary": count_summary(diags),
+        "summary": count_summary(all_found),
     }
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
@@ -114,10 +116,12 @@ def render_github(diags: Sequence[Diagnostic]) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def render_text(diags: Sequence[Diagnostic], files: Sequence[str], hidden: int) -> str:
+def render_text(
+    diags: Sequence[Diagnostic], files: Sequence[str], hidden: int, all_found: Sequence[Diagnostic]
+) -> str:
     paint = Painter(sys.stdout)
     parts = [render_diagnostic(d, paint) for d in diags]
     more = f" ({hidden} more not shown; raise --max-errors)" if hidden else ""
     checked = f"{len(files)} file{'s' * (len(files) != 1)}"
-    parts.append(f"{checked} checked: {count_summary(diags)}{more}")
+    parts.append(f"{checked} checked: {count_summary(all_found)}{more}")
     return "\n".join(parts) + "\n"

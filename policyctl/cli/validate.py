@@ -81,13 +81,13 @@ def run(args: argparse.Namespace) -> int:
     shown = found if args.max_errors == 0 else found[: args.max_errors]
     hidden = len(found) - len(shown)
     if args.format == "json":
-        sys.stdout.write(report.render_json(shown, args.files, hidden))
+        sys.stdout.write(report.render_json(shown, args.files, hidden, found))
     elif args.format == "sarif":
         sys.stdout.write(report.render_sarif(shown))
     elif args.format == "github":
         sys.stdout.write(report.render_github(shown))
     else:
-        sys.stdout.write(report.render_text(shown, args.files, hidden))
+        sys.stdout.write(report.render_text(shown, args.files, hidden, found))
     if any(d.code in _UNREADABLE for d in found):
         return EXIT_USAGE
     threshold = Severity(args.fail_on).rank

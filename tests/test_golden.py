@@ -1,0 +1,91 @@
+"""Golden tests: stdout, stderr and exit code of every subcommand, on the shipped examples and
+on the broken-policy set. A change in wording shows up here, in review.
+
+Regenerate after an intended change (then read the diff before committing):
+
+    POLICYCTL_UPDATE_GOLDEN=1 pytest tests/test_golden.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+
+import pytest
+from conftest import ROOT
+
+from policyctl.cli.main import main
+
+GOLDEN = ROOT / "tests" / "golden"
+BROKEN = sorted(
+    p.name
+    for p in (ROOT / "tests" / "broken").iterdir()
+    if re.fullmatch(r"PC\d{3}\.(yaml|toml)", p.name)
+)
+
+CASES: dict[str, str] = {
+    # validate
+    "validate-examples": "validate examples/team.yaml examples/chatbot.yaml examples/platform.toml",
+    "validate-json": "validate --format json tests/broken/PC201.yaml tests/broken/PC404.yaml tests/broken/PC410.yaml",
+    "validate-sarif": "validate --format sarif tests/broken/PC201.yaml tests/broken/PC404.yaml tests/broken/PC410.yaml",
+    "validate-github": "validate --format github tests/broken/PC201.yaml tests/broken/PC404.yaml tests/broken/PC410.yaml",
+    "validate-strict": "validate --strict tests/broken/PC410.yaml",
+    "validate-fail-on-warning": "validate --fail-on warning tests/broken/PC404.yaml",
+    "validate-max-errors": "validate --max-errors 2 tests/broken/PC308.yaml tests/broken/PC410.yaml tests/broken/PC201.yaml",
+    "validate-missing-file": "validate tests/broken/no-such-file.yaml",
+    "validate-sampled": "validate --max-contexts 1 tests/broken/PC415.yaml",
+    **{f"validate-{name.split('.')[0]}": f"validate tests/broken/{name}" for name in BROKEN},
+    # resolve
+    "resolve-team-coder": "resolve examples/team.yaml --agent coder --provider openai --model gpt-5.4",
+    "resolve-chatbot-json": "resolve examples/chatbot.yaml --agent support --session-key agent:support:slack:group:C0ENGINEERING --sender-username ada --format json",
+    "resolve-platform-leaf": "resolve examples/platform.toml --agent orchestrator --session-key agent:orchestrator:subagent:a:subagent:b",
+    "resolve-warnings": "resolve tests/data/tiny.yaml --channel slack --group C1",
+    "resolve-caller-group-ignored": "resolve tests/data/tiny.yaml --session-key agent:main:slack:group:C1 --group C2",
+    "resolve-cron-account-gone": "resolve tests/data/tiny.yaml --channel slack --account gone --group C1 --trigger cron",
+    "resolve-bundle": "resolve tests/data/tiny.bundle.json --channel slack --group C1",
+    "resolve-invalid": "resolve tests/broken/PC302.yaml",
+    # explain
+    "explain-team-screen-trail": "explain examples/team.yaml --agent coder --tool screen --trail",
+    "explain-team-exec-allowed": "explain examples/team.yaml --agent coder --provider openai --tool exec",
+    "explain-team-docs-summary": "explain examples/team.yaml --agent docs",
+    "explain-reviewer-json": "explain examples/team.yaml --agent reviewer --provider openai --tool web_fetch --format json",
+    "explain-chatbot-sandbox": "explain examples/chatbot.yaml --agent support --session-key agent:support:slack:group:C0ENGINEERING --tool conversations_list",
+    "explain-platform-optional-plugin": "explain examples/platform.toml --agent orchestrator --tool voice_call",
+    "explain-code": "explain PC303",
+    "explain-unknown-code": "explain PC999",
+    # compile, fmt, import, schema
+    "compile-check-fresh": "compile --check tests/data/tiny.bundle.json tests/data/tiny.yaml",
+    "compile-check-stale": "compile --check tests/data/tiny.bundle.json examples/team.yaml",
+    "fmt-check-examples": "fmt --check examples/team.yaml examples/chatbot.yaml",
+    "fmt-check-unformatted": "fmt --check tests/data/unformatted.yaml",
+    "fmt-toml": "fmt --check examples/platform.toml",
+    "import-openclaw": "import tests/data/openclaw.json5",
+    "schema-check": "schema --output-dir schemas --check",
+}
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return f"$ policyctl {shlex.join(argv)}\n--- exit: {code}\n--- stdout\n{out}--- stderr\n{err}"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden(
+    name: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("NO_COLOR", "1")
+    got = _run(shlex.split(CASES[name]), capsys)
+    path = GOLDEN / f"{name}.txt"
+    if os.environ.get("POLICYCTL_UPDATE_GOLDEN"):
+        path.write_text(got, encoding="utf-8")
+    assert path.exists(), (
+        f"no golden file for {name}: run POLICYCTL_UPDATE_GOLDEN=1 pytest {__file__}"
+    )
+    assert got == path.read_text(encoding="utf-8")
+
+
+def test_no_stale_golden_files() -> None:
+    assert {p.stem for p in GOLDEN.glob("*.txt")} == set(CASES)
