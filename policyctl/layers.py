@@ -22,7 +22,7 @@ from .compile import (
     profile_entries,
 )
 from .context import RunContext, Sender, SessionInfo, group_candidates, parse_session_key
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Source
 from .entries import Entry, build_list
 
 LAYER_NAMES: tuple[str, ...] = (
@@ -446,22 +446,23 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
         s.sandbox for s in (scope, policy.global_tools) if s is not None and s.sandbox is not None
     ]
 
-    def pick(field: str) -> tuple[tuple[Entry, ...] | None, str]:
+    def pick(field: str) -> tuple[tuple[Entry, ...] | None, str, Source | None]:
         for lst in lists:
             value = getattr(lst, field)
             if value is not None:
-                return value.entries, value.key
-        return None, ""
+                return value.entries, value.key, value.source
+        return None, "", None
 
-    allow_cfg, allow_key = pick("allow")
-    also_cfg, also_key = pick("also_allow")
-    deny_cfg, deny_key = pick("deny")
+    allow_cfg, allow_key, allow_src = pick("allow")
+    also_cfg, also_key, also_src = pick("also_allow")
+    deny_cfg, deny_key, deny_src = pick("deny")
     also = list(also_cfg or ())
     if not allow_cfg:
         # The catalog default applies: the edit that widens it is alsoAllow (setting `allow`
         # would replace the default list, not add to it).
         owner = scope.name if scope is not None else "tools"
         allow_key = also_key or f"{owner}.sandbox.tools.alsoAllow"
+        allow_src = also_src
     allow: list[Entry] | None
     if allow_cfg is not None and not allow_cfg:
         allow = None  # configured [] -> allow everything (alsoAllow ignored)
@@ -478,9 +479,9 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
             for e in catalog_entries(cat.sandbox_deny, cat, "sandbox default deny")
             if explicit.match(e.text) is None
         ]
-    allow_list = build_list(allow_key, None, allow, cat.groups, cat.covers) if allow else None
+    allow_list = build_list(allow_key, allow_src, allow, cat.groups, cat.covers) if allow else None
     deny_list = build_list(
-        deny_key or "tools.sandbox.tools.deny", None, deny, cat.groups, cat.covers
+        deny_key or "tools.sandbox.tools.deny", deny_src, deny, cat.groups, cat.covers
     )
     image = cat.image_tool
     if (
@@ -492,7 +493,7 @@ def _sandbox_policy(policy: CompiledPolicy, scope: ToolsScope | None) -> LayerPo
     ):
         allow_list = build_list(
             allow_key,
-            None,
+            allow_src,
             [*allow_list.entries, *catalog_entries([image], cat, "sandbox image tool")],
             cat.groups,
             cat.covers,

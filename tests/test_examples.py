@@ -173,3 +173,63 @@ def test_examples_cover_every_layer(team, chatbot, platform) -> None:  # type: i
         range(1, 12)
     )
     assert removing >= set(range(1, 11))
+
+
+@pytest.mark.parametrize(
+    ("example", "contexts"),
+    [
+        (
+            "team.yaml",
+            [
+                {"agent": "coder", "provider": "openai", "model": "gpt-5.4-mini"},
+                {"agent": "reviewer", "provider": "openai"},
+                {"agent": "docs"},
+                {"agent": "coder", "provider": "ollama"},
+            ],
+        ),
+        (
+            "chatbot.yaml",
+            [
+                {
+                    "agent": "support",
+                    "session_key": "agent:support:slack:group:C0ENGINEERING",
+                    "sender": {"id": "U1"},
+                },
+                {
+                    "agent": "support",
+                    "session_key": "agent:support:slack:acme-enterprise:group:C0SECURE",
+                },
+            ],
+        ),
+        (
+            "platform.toml",
+            [
+                {"agent": "builder", "session_key": "agent:builder:main"},
+                {
+                    "agent": "orchestrator",
+                    "session_key": "agent:orchestrator:subagent:a:subagent:b",
+                },
+            ],
+        ),
+    ],
+)
+def test_every_removed_tool_is_explained_with_entry_and_line(
+    example: str, contexts: list[dict]
+) -> None:  # type: ignore[type-arg]
+    from policyctl.explain import decide_tool
+
+    policy = load_policy(EXAMPLES / example)
+    for fields in contexts:
+        res = run(policy, require_tools=False, **fields)
+        for r in res.removed:
+            decision = decide_tool(res, r.tool)
+            assert decision.fix, r
+            if r.stage == 0 or r.origin in ("catalog", "inherited", "profile"):
+                continue  # catalog rules have no line in the policy; the fix names the rule
+            assert r.source is not None and r.source.file.endswith(example), r
+            if r.kind == "deny":
+                assert r.entry is not None
+                line = (
+                    (EXAMPLES / example).read_text(encoding="utf-8").splitlines()[r.source.line - 1]
+                )
+                assert (r.written_as or r.entry) in line, (r, line)
