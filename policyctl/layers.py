@@ -9,7 +9,7 @@ memoised on the compiled policy, so a context shape seen before costs nothing to
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .compile import (
     CompiledPolicy,
@@ -114,7 +114,7 @@ def _clean(value: str | None, lower: bool = True) -> str | None:
     return (text.lower() if lower else text) or None
 
 
-def effective_context(
+def _base_context(
     policy: CompiledPolicy, ctx: RunContext
 ) -> tuple[EffectiveContext, list[Diagnostic]]:
     notes: list[Diagnostic] = []
@@ -161,12 +161,7 @@ def effective_context(
         and ctx.session_key is not None
         and not _is_main_session(policy, agent, ctx.session_key)
     )
-    sender = Sender(
-        _clean(ctx.sender.id),
-        _clean(ctx.sender.e164),
-        (_clean(ctx.sender.username) or "").removeprefix("@") or None,
-        _clean(ctx.sender.name),
-    )
+    sender = _NO_SENDER
     provider = policy.catalog.canonical_provider(ctx.provider) if ctx.provider else None
     return EffectiveContext(
         agent,
@@ -187,6 +182,27 @@ def effective_context(
     ), notes
 
 
+_NO_SENDER = Sender()
+
+
+def normalise_sender(sender: Sender) -> Sender:
+    if sender.empty:
+        return _NO_SENDER
+    return Sender(
+        _clean(sender.id),
+        _clean(sender.e164),
+        (_clean(sender.username) or "").removeprefix("@") or None,
+        _clean(sender.name),
+    )
+
+
+def effective_context(
+    policy: CompiledPolicy, ctx: RunContext
+) -> tuple[EffectiveContext, list[Diagnostic]]:
+    base, notes = _base_context(policy, ctx)
+    return replace(base, sender=normalise_sender(ctx.sender)), notes
+
+
 def _is_main_session(policy: CompiledPolicy, agent: str | None, key: str) -> bool:
     main = "global" if policy.session_scope == "global" else policy.main_key
     aliases = {"main", main}
@@ -195,11 +211,28 @@ def _is_main_session(policy: CompiledPolicy, agent: str | None, key: str) -> boo
     return key.strip().lower() in aliases
 
 
-def plan_layers(
-    policy: CompiledPolicy, eff: EffectiveContext, ctx: RunContext
-) -> tuple[list[LayerPlan], list[Diagnostic]]:
-    """The eleven layers for this run, in order, each with its policy or its skip reason."""
-    notes: list[Diagnostic] = []
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """Everything about a run's layers that does not depend on who the sender is.
+
+    Layers 7 (group sender rules) and 8 (sender) are completed per sender by `plans_for`; the
+    rest is built once per context shape and memoised, so a new sender costs a few lookups.
+    """
+
+    eff: EffectiveContext
+    plans: tuple[LayerPlan, ...]
+    group_steps: tuple[GroupStep, ...] | None
+    group_fallback: str
+    sender_tables: tuple[SenderTable, ...]
+    notes: tuple[Diagnostic, ...]
+
+    @property
+    def sender_independent(self) -> bool:
+        return self.group_steps is None and not self.sender_tables
+
+
+def build_shape(policy: CompiledPolicy, ctx: RunContext) -> Shape:
+    eff, notes = _base_context(policy, ctx)
     g = policy.global_tools
     agent = policy.agents.get(eff.agent) if eff.agent else None
     # An agent without an entry (or a run with no agent) falls back to agents.defaults.tools.
@@ -207,7 +240,9 @@ def plan_layers(
     keys = _provider_keys(eff)
     agent_match = _first(scope.by_provider, keys) if scope else None
     global_match = _first(g.by_provider, keys)
-    plans = [
+    group = _group_steps(policy, eff, notes)
+    tables = tuple(t for t in (scope.senders if scope else None, g.senders) if t is not None)
+    plans = (
         _profile_layer(policy, g, scope),
         _provider_profile_layer(policy, eff, agent_match, global_match, scope),
         _plain(3, g.policy, "no global tools policy"),
@@ -230,13 +265,39 @@ def plan_layers(
             agent_match.policy if agent_match else None,
             "no provider in context" if not keys else "no matching agent byProvider entry",
         ),
-        _group_layer(policy, eff, notes),
-        _sender_layer(eff, scope.senders if scope else None, g.senders),
+        group if isinstance(group, LayerPlan) else _PENDING_GROUP,
+        _sender_layer(tables, ["*"]) if not tables else _PENDING_SENDER,
         _sandbox_layer(policy, eff, scope),
         _subagent_layer(policy, eff, scope),
         _inheritance_layer(policy, eff, ctx),
-    ]
-    return plans, notes
+    )
+    steps, fallback = (None, "") if isinstance(group, LayerPlan) else group
+    return Shape(eff, plans, steps, fallback, tables, tuple(notes))
+
+
+_PENDING_GROUP = LayerPlan(7, None, "depends on the sender", BASE_LABELS[6])
+_PENDING_SENDER = LayerPlan(8, None, "depends on the sender", BASE_LABELS[7])
+
+
+def plans_for(shape: Shape, sender: Sender) -> tuple[LayerPlan, ...]:
+    """The shape's eleven plans with layers 7 and 8 decided for this (normalised) sender."""
+    if shape.sender_independent:
+        return shape.plans
+    candidates = sender_candidates(shape.eff.channel, sender)
+    plans = list(shape.plans)
+    if shape.group_steps is not None:
+        plans[6] = _pick_group(shape.group_steps, shape.group_fallback, candidates)
+    if shape.sender_tables:
+        plans[7] = _sender_layer(shape.sender_tables, candidates)
+    return tuple(plans)
+
+
+def plan_layers(
+    policy: CompiledPolicy, eff: EffectiveContext, ctx: RunContext
+) -> tuple[list[LayerPlan], list[Diagnostic]]:
+    """The eleven layers for this run, in order, each with its policy or its skip reason."""
+    shape = build_shape(policy, ctx)
+    return list(plans_for(shape, eff.sender)), list(shape.notes)
 
 
 def _first(table: dict[str, ProviderScope] | object, keys: list[str]) -> ProviderScope | None:
@@ -320,9 +381,18 @@ def _provider_profile_layer(
     return LayerPlan(2, built, None, built.label)
 
 
-def _group_layer(
+GroupStep = tuple[str, "SenderTable | LayerPolicy"]
+
+
+def _group_steps(
     policy: CompiledPolicy, eff: EffectiveContext, notes: list[Diagnostic]
-) -> LayerPlan:
+) -> LayerPlan | tuple[tuple[GroupStep, ...], str]:
+    """Layer 7 as far as it can be decided without the sender.
+
+    Either the final plan, or the ordered steps left to try once the sender is known (a
+    sender table to match, or a group's `tools` that ends the search) and the skip reason
+    when none of them applies.
+    """
     if not eff.channel:
         return LayerPlan(7, None, "no channel in context", BASE_LABELS[6])
     channel = policy.channels.get(eff.channel)
@@ -358,30 +428,46 @@ def _group_layer(
         found = groups.get(candidate)
         if found is not None:
             break
-    wildcard = groups.get("*")
-    for group, use_senders in ((found, True), (found, False), (wildcard, True), (wildcard, False)):
+    # Precedence, first hit wins: the group's sender rule, the group's tools, the "*" group's
+    # sender rule, the "*" group's tools. A `tools` step always hits, so it ends the list.
+    steps: list[GroupStep] = []
+    for group in (found, groups.get("*")):
         if group is None:
             continue
-        if use_senders:
-            if group.senders is None:
-                continue
-            hit = _match_sender(group.senders, eff)
-            if hit is None:
-                continue
-            key, matched = hit
-            if matched is None:
-                return LayerPlan(7, None, f"group sender entry {key} has no policy", BASE_LABELS[6])
-            return LayerPlan(7, matched, None, matched.label)
+        if group.senders is not None:
+            steps.append(("senders", group.senders))
         if group.tools is not None:
-            return LayerPlan(7, group.tools, None, group.tools.label)
-    return LayerPlan(7, None, f"no group policy for {eff.group}", BASE_LABELS[6])
+            steps.append(("tools", group.tools))
+            break
+    fallback = f"no group policy for {eff.group}"
+    if not steps:
+        return LayerPlan(7, None, fallback, BASE_LABELS[6])
+    if steps[0][0] == "tools":
+        tools = steps[0][1]
+        assert isinstance(tools, LayerPolicy)
+        return LayerPlan(7, tools, None, tools.label)
+    return tuple(steps), fallback
 
 
-def _sender_candidates(eff: EffectiveContext) -> list[str]:
-    s = eff.sender
+def _pick_group(steps: tuple[GroupStep, ...], fallback: str, candidates: list[str]) -> LayerPlan:
+    for kind, value in steps:
+        if isinstance(value, LayerPolicy):
+            return LayerPlan(7, value, None, value.label)
+        hit = _match_sender(value, candidates)
+        if hit is None:
+            continue
+        key, matched = hit
+        if matched is None:
+            return LayerPlan(7, None, f"group sender entry {key} has no policy", BASE_LABELS[6])
+        return LayerPlan(7, matched, None, matched.label)
+    return LayerPlan(7, None, fallback, BASE_LABELS[6])
+
+
+def sender_candidates(channel: str | None, s: Sender) -> list[str]:
+    """The keys a sender may match, most specific first (semantics 7.5)."""
     out = []
-    if s.id and eff.channel:
-        out.append(f"channel:{eff.channel}:{s.id}")
+    if s.id and channel:
+        out.append(f"channel:{channel}:{s.id}")
     if s.id:
         out.append(f"id:{s.id}")
     if s.e164:
@@ -395,21 +481,18 @@ def _sender_candidates(eff: EffectiveContext) -> list[str]:
 
 
 def _match_sender(
-    table: SenderTable, eff: EffectiveContext
+    table: SenderTable, candidates: list[str]
 ) -> tuple[str, LayerPolicy | None] | None:
-    for key in _sender_candidates(eff):
-        if key in table.policies:
-            return key, table.policies[key]
+    policies = table.policies
+    for key in candidates:
+        if key in policies:
+            return key, policies[key]
     return None
 
 
-def _sender_layer(
-    eff: EffectiveContext, agent_table: SenderTable | None, global_table: SenderTable | None
-) -> LayerPlan:
-    for table in (agent_table, global_table):
-        if table is None:
-            continue
-        hit = _match_sender(table, eff)
+def _sender_layer(tables: tuple[SenderTable, ...], candidates: list[str]) -> LayerPlan:
+    for table in tables:
+        hit = _match_sender(table, candidates)
         if hit is None:
             continue
         key, matched = hit
