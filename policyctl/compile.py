@@ -125,6 +125,10 @@ class CompiledPolicy:
     diagnostics: tuple[Diagnostic, ...]
     #: memoised layer policies assembled per context shape (they never change once built)
     memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+    #: bounded caches of the resolver (see resolve.py): shapes, inventory indexes, answers
+    shapes: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
+    indexes: dict[Any, Any] = field(default_factory=dict, repr=False)
+    results: dict[tuple[Any, Any], Any] = field(default_factory=dict, repr=False)
 
     def default_tools(self) -> list[Tool]:
         return [*core_tools(self.catalog), *self.declared_tools]

@@ -37,6 +37,13 @@ class Capture:
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     source: str = "parent run"
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # used as a cache key on every resolve: hash the (possibly long) lists once
+        if not self._hash:
+            object.__setattr__(self, "_hash", hash((self.allow, self.deny, self.source)) or 1)
+        return self._hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,30 @@ class RunContext:
     subagent_depth: int | None = None
     parent: Capture | None = None
     trigger: Trigger = "user"
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        # used as a cache key on every resolve: hashed once per context object
+        if not self._hash:
+            value = hash(
+                (
+                    self.agent,
+                    self.provider,
+                    self.model,
+                    self.channel,
+                    self.account,
+                    self.group,
+                    self.sender,
+                    self.is_owner,
+                    self.session_key,
+                    self.spawned_by,
+                    self.subagent_depth,
+                    self.parent,
+                    self.trigger,
+                )
+            )
+            object.__setattr__(self, "_hash", value or 1)
+        return self._hash
 
     def with_(self, **changes: object) -> RunContext:
         return replace(self, **changes)  # type: ignore[arg-type]

@@ -33,6 +33,13 @@ class Inventory:
     names: frozenset[str] = field(default=frozenset(), compare=False)
     plugin_ids: frozenset[str] = field(default=frozenset(), compare=False)
     mcp_prefixes: frozenset[str] = field(default=frozenset(), compare=False)
+    _hash: int = field(default=0, compare=False, repr=False)
+
+    def __hash__(self) -> int:
+        # an inventory is a cache key on every resolve: hash its (long) tool tuple once
+        if not self._hash:
+            object.__setattr__(self, "_hash", hash(self.tools) or 1)
+        return self._hash
 
     @staticmethod
     def build(tools: Iterable[Tool], catalog: Catalog) -> Inventory:

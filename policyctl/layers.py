@@ -9,7 +9,8 @@ memoised on the compiled policy, so a context shape seen before costs nothing to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .compile import (
     CompiledPolicy,
@@ -225,6 +226,8 @@ class Shape:
     group_fallback: str
     sender_tables: tuple[SenderTable, ...]
     notes: tuple[Diagnostic, ...]
+    #: per inventory index: the verdicts of the layers that do not depend on the sender
+    per_index: dict[int, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def sender_independent(self) -> bool:
@@ -450,7 +453,7 @@ def _group_steps(
 
 
 def _pick_group(steps: tuple[GroupStep, ...], fallback: str, candidates: list[str]) -> LayerPlan:
-    for kind, value in steps:
+    for _, value in steps:
         if isinstance(value, LayerPolicy):
             return LayerPlan(7, value, None, value.label)
         hit = _match_sender(value, candidates)
