@@ -261,7 +261,7 @@ def test_adding_a_deny_entry_never_adds_a_tool(
     documents(),
     st.lists(contexts(), min_size=1, max_size=4),
     st.lists(
-        st.sampled_from(PLUGIN_TOOLS + [Tool("opt", "voice", True), Tool("bash")]), max_size=4
+        st.sampled_from([*PLUGIN_TOOLS, Tool("opt", "voice", True), Tool("bash")]), max_size=4
     ),
 )
 def test_fast_resolver_agrees_with_reference(
