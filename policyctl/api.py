@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -27,7 +30,26 @@ def validate_document(loaded: LoadedDocument) -> PolicyDocument:
         ) from None
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Compiling builds many long-lived, acyclic objects; the cyclic collector would scan them
+    again and again as they accumulate (half the compile time of a 100,000-sender policy).
+    Reference counting still frees garbage meanwhile; the collector resumes afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def compile_loaded(loaded: LoadedDocument, limits: Limits | None = None) -> CompiledPolicy:
+    with _gc_paused():
+        return _compile_loaded(loaded, limits)
+
+
+def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPolicy:
     doc = validate_document(loaded)
     catalog = load_catalog(
         doc.catalog,
@@ -43,7 +65,8 @@ def load_policy(path: str | Path, *, limits: Limits | None = None) -> CompiledPo
 
     Raises `PolicyError` carrying every diagnostic found, each with file:line:col.
     """
-    return compile_loaded(load_document(path, limits), limits)
+    with _gc_paused():
+        return compile_loaded(load_document(path, limits), limits)
 
 
 def load_policy_text(

@@ -16,7 +16,7 @@ from .catalog import Catalog
 from .diagnostics import Diagnostic, PolicyError, Severity, Source, suggestion
 from .entries import Entry, EntryList, Origin, build_list
 from .inventory import Tool, core_tools, mcp_tools
-from .located import LocationIndex, format_path
+from .located import LocationIndex, format_path, join_path
 from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
 from .names import ascii_problem, normalize
 
@@ -150,9 +150,14 @@ class _Compiler:
     # -- entries ------------------------------------------------------------------------------
 
     def entries(
-        self, raw: Sequence[str] | None, path: DocPath, origin: Origin = "config"
+        self,
+        raw: Sequence[str] | None,
+        path: DocPath,
+        origin: Origin = "config",
+        where: str | None = None,
     ) -> list[Entry]:
         out: list[Entry] = []
+        prefix = (where if where is not None else format_path(path)) if raw else ""
         for i, text in enumerate(raw or ()):
             norm = normalize(text, self.catalog.aliases)
             if not norm:
@@ -166,9 +171,7 @@ class _Compiler:
                     fix="retype the entry in plain ASCII",
                 )
                 continue
-            out.append(
-                Entry(norm, text, format_path((*path, i)), self.index.value((*path, i)), origin)
-            )
+            out.append(Entry(norm, text, f"{prefix}[{i}]", self.index.value((*path, i)), origin))
         return out
 
     def entry_list(
@@ -177,19 +180,26 @@ class _Compiler:
         path: DocPath,
         extra: Sequence[Entry] = (),
         origin: Origin = "config",
+        where: str | None = None,
     ) -> EntryList:
+        where = where if where is not None else format_path(path)
         return build_list(
-            format_path(path),
+            where,
             self.index.value(path),
-            [*extra, *self.entries(raw, path, origin)],
+            [*extra, *self.entries(raw, path, origin, where)],
             self.catalog.groups,
             self.catalog.covers,
         )
 
-    def scope_policy(self, tp: ToolPolicy | None, path: DocPath, label: str) -> LayerPolicy | None:
-        """Semantics 6: allow, alsoAllow and deny of one scope -> one policy (or none)."""
+    def scope_policy(
+        self, tp: ToolPolicy | None, path: DocPath, label: str, where: str | None = None
+    ) -> LayerPolicy | None:
+        """Semantics 6: allow, alsoAllow and deny of one scope -> one policy (or none).
+
+        `where` is `format_path(path)` when the caller already has it (sender maps are large)."""
         if tp is None:
             return None
+        where = where if where is not None else format_path(path)
         if tp.allow and tp.also_allow:
             self.report(
                 "PC303",
@@ -200,20 +210,21 @@ class _Compiler:
             )
         allow: EntryList | None = None
         if tp.allow is not None:
-            allow = self.entry_list(tp.allow, (*path, "allow"))
+            allow = self.entry_list(tp.allow, (*path, "allow"), where=f"{where}.allow")
         elif tp.also_allow:
-            star = Entry(
-                "*",
-                "*",
-                format_path((*path, "alsoAllow")),
-                self.index.value((*path, "alsoAllow")),
-                "catalog",
+            also_where = f"{where}.alsoAllow"
+            star = Entry("*", "*", also_where, self.index.value((*path, "alsoAllow")), "catalog")
+            allow = self.entry_list(
+                tp.also_allow, (*path, "alsoAllow"), extra=[star], where=also_where
             )
-            allow = self.entry_list(tp.also_allow, (*path, "alsoAllow"), extra=[star])
-        deny = self.entry_list(tp.deny, (*path, "deny")) if tp.deny is not None else None
+        deny = (
+            self.entry_list(tp.deny, (*path, "deny"), where=f"{where}.deny")
+            if tp.deny is not None
+            else None
+        )
         if allow is None and deny is None:
             return None
-        return LayerPolicy(label, format_path(path), allow, deny)
+        return LayerPolicy(label, where, allow, deny)
 
     def senders(
         self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str
@@ -221,6 +232,7 @@ class _Compiler:
         if raw is None:
             return None
         table: dict[str, LayerPolicy | None] = {}
+        prefix = format_path(path)
         for key, tp in raw.items():
             norm = self.sender_key(key, (*path, key))
             if norm is None:
@@ -228,7 +240,7 @@ class _Compiler:
             if norm in table:
                 self.report("PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True)
                 continue
-            table[norm] = self.scope_policy(tp, (*path, key), label)
+            table[norm] = self.scope_policy(tp, (*path, key), label, join_path(prefix, key))
         return SenderTable(label, table)
 
     def sender_key(self, key: str, path: DocPath) -> str | None:

@@ -49,6 +49,8 @@ class EntryList:
     all_plugins: Hit | None = None
     wildcard: Hit | None = None
     globs: tuple[tuple[Glob, Hit], ...] = ()
+    #: the normalised entry texts: lists with equal signatures match the same tools
+    signature: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -88,14 +90,26 @@ def build_list(
     entries: Iterable[Entry],
     groups: Mapping[str, tuple[str, ...]],
     covers: Mapping[str, tuple[str, ...]],
+    base: EntryList | None = None,
 ) -> EntryList:
-    """Expand static groups and covers, index literals, compile globs; first occurrence wins."""
-    kept: list[Entry] = []
-    names: dict[str, Hit] = {}
-    plugin_ids: dict[str, Hit] = {}
-    globs: list[tuple[Glob, Hit]] = []
-    all_plugins = wildcard = None
-    seen: set[str] = set()
+    """Expand static groups and covers, index literals, compile globs; first occurrence wins.
+
+    With `base`, the result is `base`'s entries followed by `entries`, built by copying base's
+    indexes rather than expanding its entries again (a profile shared by many agents)."""
+    if base is not None:
+        kept = list(base.entries)
+        names = dict(base.names)
+        plugin_ids = dict(base.plugin_ids)
+        globs = list(base.globs)
+        all_plugins, wildcard = base.all_plugins, base.wildcard
+        seen = {e.text for e in kept}
+    else:
+        kept = []
+        names = {}
+        plugin_ids = {}
+        globs = []
+        all_plugins = wildcard = None
+        seen = set()
     for entry in entries:
         if not entry.text or entry.text in seen:
             continue
@@ -118,5 +132,13 @@ def build_list(
             # A literal that is not a core tool may be a plugin id (`bundle-mcp`, `voice`).
             plugin_ids.setdefault(text, Hit(order, entry, text))
     return EntryList(
-        key, source, tuple(kept), names, plugin_ids, all_plugins, wildcard, tuple(globs)
+        key,
+        source,
+        tuple(kept),
+        names,
+        plugin_ids,
+        all_plugins,
+        wildcard,
+        tuple(globs),
+        tuple(e.text for e in kept),
     )

@@ -24,7 +24,7 @@ from .compile import (
 )
 from .context import RunContext, Sender, SessionInfo, group_candidates, parse_session_key
 from .diagnostics import Diagnostic, Source
-from .entries import Entry, build_list
+from .entries import Entry, EntryList, build_list
 
 LAYER_NAMES: tuple[str, ...] = (
     "profile",
@@ -339,13 +339,26 @@ def _profile_layer(policy: CompiledPolicy, g: ToolsScope, scope: ToolsScope | No
         allow = build_list(
             f"{owner.name}.profile",
             owner.profile_source,
-            [*profile_entries(policy.catalog, name), *extra],
+            extra,
             policy.catalog.groups,
             policy.catalog.covers,
+            base=_profile_base(policy, name),
         )
         built = LayerPolicy(f"tools.profile ({name})", f"{owner.name}.profile", allow, None)
         policy.memo[key] = built
     return LayerPlan(1, built, None, built.label)
+
+
+def _profile_base(policy: CompiledPolicy, name: str) -> EntryList:
+    """A built-in profile's own entries, expanded once and shared by every scope using it."""
+    key = ("profile-base", name)
+    base = policy.memo.get(key)
+    if base is None:
+        cat = policy.catalog
+        base = build_list("", None, profile_entries(cat, name), cat.groups, cat.covers)
+        policy.memo[key] = base
+    assert isinstance(base, EntryList)
+    return base
 
 
 def _provider_profile_layer(
@@ -375,9 +388,10 @@ def _provider_profile_layer(
         allow = build_list(
             where,
             source.profile_source,
-            [*profile_entries(policy.catalog, source.profile), *extra],
+            extra,
             policy.catalog.groups,
             policy.catalog.covers,
+            base=_profile_base(policy, source.profile),
         )
         built = LayerPolicy(f"tools.byProvider.profile ({source.profile})", where, allow, None)
         policy.memo[key] = built  # source and also live as long as the policy: ids stay unique
@@ -517,10 +531,12 @@ def _sandbox_layer(
             else "not sandboxed (no session key)"
         )
         return LayerPlan(9, None, why, BASE_LABELS[8])
-    key = ("sandbox", scope.name if scope else None)
+    # Agents without sandbox lists of their own share the global sandbox policy.
+    own = scope is not None and scope.sandbox is not None
+    key = ("sandbox", scope.name if own and scope is not None else None)
     built = policy.memo.get(key)
     if built is None:
-        built = _sandbox_policy(policy, scope)
+        built = _sandbox_policy(policy, scope if own else None)
         policy.memo[key] = built
     return LayerPlan(9, built, None, built.label)
 

@@ -97,7 +97,7 @@ def detect_format(name: str) -> str:
     lower = name.lower()
     if lower.endswith(".toml"):
         return "toml"
-    if lower.endswith((".json", ".json5")):
+    if lower.endswith(".json"):
         return "json"
     return "yaml"
 
@@ -106,7 +106,12 @@ def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
     """Text -> a located top-level mapping (an empty file is an empty mapping)."""
     if fmt == "toml":
         return _parse_toml(text, name, limits)
-    value = _YamlReader(name, limits).read(text)
+    if fmt == "json":
+        from .jsonpos import parse_json
+
+        value = parse_json(text, name, limits)
+    else:
+        value = _YamlReader(name, limits).read(text)
     if value is None:
         return LocMap(Source(name, 1, 1))
     if not isinstance(value, LocMap):

@@ -6,7 +6,9 @@ The loaders build these; `extends` merges them; `flatten` turns the result into 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .diagnostics import Source
@@ -112,16 +114,28 @@ def flatten(value: Any) -> tuple[Any, LocationIndex]:
 
 def format_path(path: Path) -> str:
     """`("tools", "deny", 2)` -> `tools.deny[2]`."""
-    out = ""
-    for part in path:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif out:
-            out += f".{part}" if _plain_key(part) else f'["{part}"]'
-        else:
-            out = part if _plain_key(part) else f'["{part}"]'
-    return out
+    return _format(tuple(path))
+
+
+@lru_cache(maxsize=1 << 12)
+def _format(path: Path) -> str:
+    # Built from the cached text of the parent path: siblings share all but the last step.
+    if not path:
+        return ""
+    return join_path(_format(path[:-1]), path[-1])
+
+
+def join_path(head: str, part: str | int) -> str:
+    """The text of a path one step below `head`."""
+    if isinstance(part, int):
+        return f"{head}[{part}]"
+    if not _plain_key(part):
+        return f'{head}["{part}"]'
+    return f"{head}.{part}" if head else part
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def _plain_key(key: str) -> bool:
-    return bool(key) and all(c.isalnum() or c in "_-" for c in key)
+    return _PLAIN_KEY.fullmatch(key) is not None

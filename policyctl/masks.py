@@ -32,7 +32,7 @@ class InventoryIndex:
     provider_limited: dict[str, frozenset[str]]
     names: tuple[str, ...]
     globs: dict[str, int] = field(default_factory=dict)
-    verdicts: dict[int, tuple[LayerPolicy, int, int]] = field(default_factory=dict)
+    verdicts: dict[tuple[object, ...], tuple[int, int]] = field(default_factory=dict)
     named: dict[int, tuple[EntryList, int]] = field(default_factory=dict)
     provider_masks: dict[str | None, int] = field(default_factory=dict)
     allowed: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -96,11 +96,19 @@ class InventoryIndex:
         return mask
 
     def verdict(self, policy: LayerPolicy, catalog: Catalog) -> tuple[int, int]:
-        """(denied, not allowed) masks of one layer policy over this inventory; memoised."""
-        found = self.verdicts.get(id(policy))
-        if found is not None and found[0] is policy:
-            return found[1], found[2]
+        """(denied, not allowed) masks of one layer policy over this inventory; memoised.
+
+        Memoised by what the lists say, not by which scope wrote them: 50,000 sender rules
+        that all deny `exec` share one verdict."""
         deny, allow = policy.deny, policy.allow
+        key = (
+            allow.signature if allow is not None else None,
+            deny.signature if deny is not None else None,
+            policy.grants,
+        )
+        found = self.verdicts.get(key)
+        if found is not None:
+            return found
         denied = 0
         if deny is not None and deny.entries:
             denied = self.list_mask(deny)
@@ -120,7 +128,7 @@ class InventoryIndex:
                         ):
                             allowed |= self.bit(tool)
             missing = self.full & ~allowed
-        self.verdicts[id(policy)] = (policy, denied, missing)
+        self.verdicts[key] = (denied, missing)
         return denied, missing
 
     def named_mask(self, lst: EntryList) -> int:
