@@ -1,0 +1,44 @@
+"""The agent runtime the compiled policy feeds: tools, registry, call gate, loop, entry points.
+
+registry = ToolRegistry(make_builtin_tools("workspace"))
+runtime = Runtime(load_policy("policy.yaml"), registry, ScriptedProvider([...]))
+result = await runtime.run_turn(RunContext(agent="coder"), "fix the tests")
+"""
+
+from .agent import RunResult, run_loop
+from .builtin_tools import make_builtin_tools
+from .entrypoints import CronJob, Runtime, SpawnRefused
+from .gate import CallGate, Outcome, Veto
+from .hooks import Block, RequireApproval, RewriteParams, ToolCallEvent
+from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
+from .providers import OpenAICompatProvider, ProviderResponse, ScriptedProvider, ToolCall
+from .registry import CallError, PreparedCall, ToolRegistry
+from .tools import RuntimeTool, tool
+
+__all__ = [
+    "Block",
+    "CallError",
+    "CallGate",
+    "CronJob",
+    "LoopConfig",
+    "LoopDetector",
+    "LoopVerdict",
+    "OpenAICompatProvider",
+    "Outcome",
+    "PreparedCall",
+    "ProviderResponse",
+    "RequireApproval",
+    "RewriteParams",
+    "RunResult",
+    "Runtime",
+    "RuntimeTool",
+    "ScriptedProvider",
+    "SpawnRefused",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolRegistry",
+    "Veto",
+    "make_builtin_tools",
+    "run_loop",
+    "tool",
+]

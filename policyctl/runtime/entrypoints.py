@@ -1,0 +1,202 @@
+"""Entry points: every way a run starts, each building a context for the same resolver.
+
+A normal turn, a skill slash-command that dispatches straight to a tool (it must go through
+the full pipeline: GHSA-mhm4-93fw-4qr2 was such a shortcut that applied only the owner-only
+filter), a scheduled job, a spawned subagent, and the memory flush. None of them has a way
+around `resolve` and the call gate.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..compile import CompiledPolicy
+from ..context import RunContext, parse_session_key
+from ..diagnostics import Diagnostic
+from ..resolution import NoCallableToolsError, Resolution
+from ..resolve import cap_cron_tools, resolve
+from .agent import RunResult, run_loop
+from .gate import CallGate, Outcome, Veto
+from .hooks import Approver, Hook, Observer
+from .loopdetect import LoopConfig
+from .providers import Provider
+from .registry import ToolRegistry
+
+_JOB_IDS = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class CronJob:
+    """A scheduled job, capped at creation to the tools of the run that created it."""
+
+    id: str
+    prompt: str
+    tools_allow: tuple[str, ...]
+    dropped: tuple[str, ...]
+    warnings: tuple[Diagnostic, ...]
+    agent: str | None
+    channel: str | None
+    account: str | None
+    group: str | None
+
+
+class SpawnRefused(Exception):
+    """A leaf subagent tried to spawn (maxSpawnDepth reached)."""
+
+
+class Runtime:
+    def __init__(
+        self,
+        policy: CompiledPolicy,
+        registry: ToolRegistry,
+        provider: Provider,
+        *,
+        hooks: Sequence[Hook] = (),
+        observers: Sequence[Observer] = (),
+        approver: Approver | None = None,
+        loop_config: LoopConfig | None = None,
+        max_iterations: int = 20,
+    ) -> None:
+        self.policy = policy
+        self.registry = registry
+        self.provider = provider
+        self.hooks = tuple(hooks)
+        self.observers = tuple(observers)
+        self.approver = approver
+        self.loop_config = loop_config or LoopConfig()
+        self.max_iterations = max_iterations
+
+    # -- the single pipeline ------------------------------------------------------------------
+
+    def resolve(self, ctx: RunContext, *, require_tools: bool = True) -> Resolution:
+        """Every entry point resolves here: the compiled policy, over the registered tools."""
+        return resolve(
+            self.policy,
+            ctx,
+            self.registry.inventory(self.policy.catalog),
+            require_tools=require_tools,
+        )
+
+    def gate(self, resolution: Resolution) -> CallGate:
+        return CallGate(
+            resolution,
+            self.registry,
+            hooks=self.hooks,
+            observers=self.observers,
+            approver=self.approver,
+            loop_config=self.loop_config,
+        )
+
+    async def _run(self, ctx: RunContext, messages: list[dict[str, Any]]) -> RunResult:
+        try:
+            resolution = self.resolve(ctx)
+        except NoCallableToolsError as exc:
+            # stop before the model is asked (semantics 8)
+            return RunResult(messages, stopped=f"no-tools: {exc}")
+        return await run_loop(
+            self.provider, self.gate(resolution), messages, max_iterations=self.max_iterations
+        )
+
+    # -- entry points -------------------------------------------------------------------------
+
+    async def run_turn(
+        self, ctx: RunContext, message: str, history: Sequence[dict[str, Any]] = ()
+    ) -> RunResult:
+        """A normal agent turn."""
+        return await self._run(ctx, [*history, {"role": "user", "content": message}])
+
+    async def run_skill_command(self, ctx: RunContext, tool: str, arguments: Any) -> Outcome:
+        """A slash-command that dispatches straight to a tool: the full pipeline, then the gate."""
+        try:
+            resolution = self.resolve(replace(ctx, trigger="skill"))
+        except NoCallableToolsError as exc:
+            return Outcome(tool, False, None, Veto(tool, "policy", str(exc)))
+        return await self.gate(resolution).call(tool, arguments)
+
+    def schedule_cron_job(
+        self, creator_ctx: RunContext, prompt: str, tools_allow: Sequence[str] | None = None
+    ) -> CronJob:
+        """Create a job: its tools are capped at the creating run's tools, and what the cap
+        drops is reported (PC407), not silently lost."""
+        creator = self.resolve(creator_ctx, require_tools=False)
+        cap = cap_cron_tools(creator, tools_allow, self.policy.catalog)
+        eff = creator.context
+        return CronJob(
+            f"job{next(_JOB_IDS)}",
+            prompt,
+            cap.tools_allow,
+            cap.dropped,
+            cap.warnings,
+            eff.agent,
+            eff.channel,
+            eff.account,
+            eff.group,
+        )
+
+    def cron_context(self, job: CronJob) -> RunContext:
+        """A scheduled run: trigger cron, no sender identity, the job's capped tool list."""
+        from ..context import Capture
+
+        return RunContext(
+            agent=job.agent,
+            channel=job.channel,
+            account=job.account,
+            group=job.group,
+            trigger="cron",
+            session_key=f"agent:{job.agent or 'main'}:cron:{job.id}",
+            parent=Capture(job.tools_allow, (), "cron job toolsAllow"),
+        )
+
+    async def run_cron_job(self, job: CronJob) -> RunResult:
+        return await self._run(self.cron_context(job), [{"role": "user", "content": job.prompt}])
+
+    def subagent_context(
+        self, parent_ctx: RunContext, parent: Resolution, child_id: str | None = None
+    ) -> RunContext:
+        """A child run: same agent, sender and owner flag; the parent's session as the
+        spawning session (its channel and group); one level deeper; the parent's capture."""
+        if parent.context.role == "leaf":
+            raise SpawnRefused(
+                f"a leaf subagent (depth {parent.context.subagent_depth}) cannot spawn"
+            )
+        own = parse_session_key(parent_ctx.session_key)
+        agent = parent.context.agent or own.agent or "main"
+        child = child_id or uuid.uuid4().hex[:12]
+        if parent_ctx.session_key and own.is_subagent:
+            key = f"{parent_ctx.session_key}:subagent:{child}"
+        else:
+            key = f"agent:{agent}:subagent:{child}"
+        spawned_by = (
+            parent_ctx.spawned_by
+            if own.is_subagent and parent_ctx.spawned_by
+            else parent_ctx.session_key
+        )
+        return RunContext(
+            agent=agent,
+            provider=parent_ctx.provider,
+            model=parent_ctx.model,
+            sender=parent_ctx.sender,
+            is_owner=parent_ctx.is_owner,
+            session_key=key,
+            spawned_by=spawned_by,
+            subagent_depth=parent.context.subagent_depth + 1,
+            parent=parent.capture(),
+            trigger="spawn",
+        )
+
+    async def spawn_subagent(
+        self, parent_ctx: RunContext, parent: Resolution, task: str, child_id: str | None = None
+    ) -> RunResult:
+        return await self._run(
+            self.subagent_context(parent_ctx, parent, child_id), [{"role": "user", "content": task}]
+        )
+
+    async def run_memory_flush(self, ctx: RunContext, instructions: str) -> RunResult:
+        """The memory flush keeps only the catalog's memory tools (read and write)."""
+        return await self._run(
+            replace(ctx, trigger="memory"), [{"role": "user", "content": instructions}]
+        )

@@ -1,0 +1,129 @@
+"""Loop detection (semantics 11): stop a model that calls the same thing over and over.
+
+A call's identity is the tool name plus a hash of its parameters with keys sorted. The last
+`history` calls are kept. Detectors, each counted over that window:
+- generic repeat: the same identity again;
+- ping-pong: two identities alternating (A B A B ...), counted as the alternating tail;
+- no-progress polling: the same identity returning the same result, consecutively;
+- unknown tool: calls of tools the run does not have.
+A count at `warning` notes a warning and lets the call proceed; at `critical` the call is
+vetoed. Every warning-or-worse verdict also counts toward a session-wide circuit breaker:
+at `breaker` such verdicts, every further call is vetoed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Level = Literal["ok", "warning", "critical"]
+_SCALARS = (str, int, float, bool, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    history: int = 30
+    warning: int = 10
+    critical: int = 20
+    breaker: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class LoopVerdict:
+    level: Level
+    detector: str | None = None
+    count: int = 0
+
+    @property
+    def message(self) -> str:
+        if self.level == "ok":
+            return ""
+        what = {
+            "generic-repeat": "the same call repeated",
+            "ping-pong": "two calls alternating",
+            "no-progress": "polling with no progress",
+            "unknown-tool": "calls of a tool this run does not have",
+            "circuit-breaker": "too many repeated calls in this session",
+        }.get(self.detector or "", self.detector or "")
+        return f"loop detected ({self.level}): {what}, {self.count} times"
+
+
+OK = LoopVerdict("ok")
+
+
+def params_hash(params: dict[str, Any]) -> int | str:
+    """A stable identity of the parameters, independent of key order."""
+    if all(isinstance(v, _SCALARS) for v in params.values()):
+        return hash(tuple(sorted(params.items())))
+    text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+@dataclass
+class LoopDetector:
+    config: LoopConfig = field(default_factory=LoopConfig)
+    window: deque[tuple[str, Any]] = field(default_factory=deque)
+    counts: dict[tuple[str, Any], int] = field(default_factory=dict)
+    unknown_in_window: int = 0
+    pingpong: int = 0
+    last_results: dict[tuple[str, Any], tuple[Any, int]] = field(default_factory=dict)
+    flagged: int = 0
+
+    def observe(self, tool: str, params: dict[str, Any], known: bool = True) -> LoopVerdict:
+        """Record a call about to be made; say whether it may proceed."""
+        cfg = self.config
+        if self.flagged >= cfg.breaker:
+            return LoopVerdict("critical", "circuit-breaker", self.flagged)
+        identity = (tool, params_hash(params) if known else None)
+        window = self.window
+        if len(window) >= cfg.history:
+            old = window.popleft()
+            left = self.counts[old] - 1
+            if left:
+                self.counts[old] = left
+            else:
+                del self.counts[old]
+            if old[1] is None:
+                self.unknown_in_window -= 1
+        # ping-pong: the new call equals the one two back and differs from the previous one
+        if len(window) >= 2 and window[-2] == identity and window[-1] != identity:
+            self.pingpong = self.pingpong + 1 if self.pingpong else 3
+        else:
+            self.pingpong = 0
+        window.append(identity)
+        repeats = self.counts.get(identity, 0) + 1
+        self.counts[identity] = repeats
+        if not known:
+            self.unknown_in_window += 1
+        last = self.last_results.get(identity)
+        polled = last[1] + 1 if last is not None else 0
+        candidates = [
+            ("unknown-tool", self.unknown_in_window if not known else 0),
+            ("generic-repeat", repeats),
+            ("ping-pong", self.pingpong),
+            ("no-progress", polled),
+        ]
+        detector, count = max(candidates, key=lambda c: c[1])
+        if count >= cfg.critical:
+            self.flagged += 1
+            return LoopVerdict("critical", detector, count)
+        if count >= cfg.warning:
+            self.flagged += 1
+            return LoopVerdict("warning", detector, count)
+        return OK
+
+    def record_result(self, tool: str, params: dict[str, Any], result: Any) -> None:
+        """Note a call's outcome: the same result again for the same call is no progress."""
+        identity = (tool, params_hash(params))
+        if isinstance(result, str):
+            digest = hash(result)
+        else:
+            digest = hash(json.dumps(result, sort_keys=True, default=str))
+        previous = self.last_results.get(identity)
+        if previous is not None and previous[0] == digest:
+            self.last_results[identity] = (digest, previous[1] + 1)
+        else:
+            self.last_results[identity] = (digest, 1)

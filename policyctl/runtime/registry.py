@@ -1,0 +1,147 @@
+"""The tool registry (after nanobot's): what exists, what a run exposes, how a call is prepared.
+
+The definitions a model sees are exactly the registered tools the run's `Resolution` allows,
+in a stable order (core tools sorted, then plugin and MCP tools sorted) and cached while
+neither the registry nor the resolution changes, so prompts stay cacheable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..explain import decide_tool, sandbox_refusal
+from ..inventory import Inventory, Tool
+from ..resolution import RemovedTool, Resolution
+from .arguments import ArgumentError, coerce_arguments
+from .tools import RuntimeTool
+
+_ALNUM = re.compile(r"[^a-z0-9]")
+
+
+@dataclass(frozen=True)
+class CallError:
+    """A call that cannot run: unknown, removed by policy, or bad arguments."""
+
+    tool: str
+    message: str
+    removal: RemovedTool | None = None
+    fix: str | None = None
+
+    def to_result(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": "error", "tool": self.tool, "error": self.message}
+        if self.removal is not None:
+            out["removedBy"] = {
+                "stage": self.removal.stage,
+                "label": self.removal.label,
+                "kind": self.removal.kind,
+                "entry": self.removal.entry,
+                "source": str(self.removal.source) if self.removal.source else None,
+            }
+        if self.fix:
+            out["fix"] = self.fix
+        return out
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    tool: RuntimeTool
+    arguments: dict[str, Any]
+
+
+class ToolRegistry:
+    def __init__(self, tools: list[RuntimeTool] | None = None) -> None:
+        self._tools: dict[str, RuntimeTool] = {}
+        self._version = 0
+        self._inventory: Inventory | None = None
+        self._definitions: dict[tuple[int, int, str], tuple[Resolution, list[dict[str, Any]]]] = {}
+        for t in tools or ():
+            self.register(t)
+
+    # -- what exists -------------------------------------------------------------------------
+
+    def register(self, tool: RuntimeTool, *, replace: bool = False) -> None:
+        if tool.name in self._tools and not replace:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        self._changed()
+
+    def unregister(self, name: str) -> None:
+        if self._tools.pop(name, None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._inventory = None
+        self._definitions.clear()
+
+    def get(self, name: str) -> RuntimeTool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def inventory(self, catalog: Any) -> Inventory:
+        """The registered tools as the inventory a resolve runs against (built once per change)."""
+        if self._inventory is None:
+            self._inventory = Inventory.build(
+                [Tool(t.name, t.plugin_id, t.optional) for t in self._tools.values()], catalog
+            )
+        return self._inventory
+
+    # -- what a run exposes ------------------------------------------------------------------
+
+    def exposed(self, resolution: Resolution) -> list[RuntimeTool]:
+        allowed = [self._tools[n] for n in resolution.allowed if n in self._tools]
+        return sorted(allowed, key=lambda t: (t.plugin_id is not None, t.name))
+
+    def definitions(
+        self, resolution: Resolution, fmt: Literal["openai", "anthropic"] = "openai"
+    ) -> list[dict[str, Any]]:
+        key = (self._version, id(resolution), fmt)
+        cached = self._definitions.get(key)
+        if cached is not None and cached[0] is resolution:
+            return cached[1]
+        defs = [t.to_schema(fmt) for t in self.exposed(resolution)]
+        if len(self._definitions) > 256:
+            self._definitions.clear()
+        self._definitions[key] = (resolution, defs)
+        return defs
+
+    # -- preparing a call --------------------------------------------------------------------
+
+    def prepare_call(
+        self, name: str, raw_arguments: Any, resolution: Resolution
+    ) -> PreparedCall | CallError:
+        tool = self._tools.get(name)
+        if tool is None or not resolution.is_allowed(name):
+            return self._miss(name, resolution)
+        try:
+            return PreparedCall(tool, coerce_arguments(raw_arguments, tool.parameters))
+        except ArgumentError as exc:
+            return CallError(name, f"invalid arguments for {name}: {exc}")
+
+    def _miss(self, name: str, resolution: Resolution) -> CallError:
+        available = [t.name for t in self.exposed(resolution)]
+        decision = decide_tool(resolution, name)
+        if decision.removal is not None:
+            refusal = sandbox_refusal(resolution, decision.tool)
+            layer = (
+                "construction" if decision.removal.stage == 0 else f"layer {decision.removal.stage}"
+            )
+            message = refusal or (
+                f'tool "{name}" is not available in this run: removed at {layer} '
+                f"({decision.removal.label})"
+            )
+            return CallError(name, message, decision.removal, decision.fix)
+        wanted = _ALNUM.sub("", name.lower())
+        close = [t for t in available if _ALNUM.sub("", t.lower()) == wanted]
+        hint = f' Did you mean "{close[0]}"?' if len(close) == 1 else ""
+        shown = ", ".join(available[:40]) + (" ..." if len(available) > 40 else "")
+        return CallError(
+            name, f'tool "{name}" does not exist.{hint} Available: {shown or "(none)"}'
+        )
