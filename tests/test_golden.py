@@ -54,6 +54,10 @@ CASES: dict[str, str] = {
     "explain-platform-optional-plugin": "explain examples/platform.toml --agent orchestrator --tool voice_call",
     "explain-code": "explain PC303",
     "explain-unknown-code": "explain PC999",
+    # simulate
+    "simulate-reviewer": "simulate examples/team.yaml --calls tests/data/session.jsonl --agent reviewer --provider openai",
+    "simulate-json": "simulate examples/chatbot.yaml --calls tests/data/session.jsonl --agent support --session-key agent:support:slack:group:C0ENGINEERING --format json",
+    "simulate-bad-calls": "simulate examples/team.yaml --calls tests/data/openclaw.json5",
     # compile, fmt, import, schema
     "compile-check-fresh": "compile --check tests/data/tiny.bundle.json tests/data/tiny.yaml",
     "compile-check-stale": "compile --check tests/data/tiny.bundle.json examples/team.yaml",

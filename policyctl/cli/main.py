@@ -10,10 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import compile, explain, fmt, import_cmd, resolve, schema, validate
+from . import compile, explain, fmt, import_cmd, resolve, schema, simulate, validate
 from .common import EXIT_USAGE, Reported, UsageError
 
-SUBCOMMANDS = (validate, resolve, explain, compile, schema, fmt, import_cmd)
+SUBCOMMANDS = (validate, resolve, explain, simulate, compile, schema, fmt, import_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -100,13 +100,15 @@ class LoopDetector:
             self.unknown_in_window += 1
         last = self.last_results.get(identity)
         polled = last[1] + 1 if last is not None else 0
-        candidates = [
-            ("unknown-tool", self.unknown_in_window if not known else 0),
-            ("generic-repeat", repeats),
-            ("ping-pong", self.pingpong),
-            ("no-progress", polled),
-        ]
-        detector, count = max(candidates, key=lambda c: c[1])
+        detector, count = "generic-repeat", repeats
+        if not known and self.unknown_in_window >= count:
+            detector, count = "unknown-tool", self.unknown_in_window
+        if self.pingpong > count:
+            detector, count = "ping-pong", self.pingpong
+        if polled > count:
+            detector, count = "no-progress", polled
+        if count < cfg.warning:
+            return OK
         if count >= cfg.critical:
             self.flagged += 1
             return LoopVerdict("critical", detector, count)

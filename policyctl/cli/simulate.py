@@ -1,0 +1,112 @@
+"""`policyctl simulate FILE --calls calls.jsonl`: replay a transcript of tool calls against a
+policy, to see whether yesterday's sessions would break under a new policy."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .common import EXIT_FINDINGS, EXIT_OK, UsageError, add_context_flags
+
+HELP = "replay recorded tool calls against a policy: allowed, refused (where), or vetoed"
+EXAMPLE = """examples:
+  policyctl simulate examples/team.yaml --calls session.jsonl --agent reviewer --provider openai
+  policyctl simulate new-policy.yaml --calls session.jsonl --agent coder --format json
+
+Each line of the calls file is a JSON object: {"tool": "exec", "params": {...}}.
+Exit 1 when any call would be refused or vetoed.
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("simulate", help=HELP, description=HELP, epilog=EXAMPLE,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("file", help="policy file")
+    p.add_argument("--calls", required=True, metavar="JSONL", help="recorded calls, one per line")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    add_context_flags(p)
+    p.set_defaults(run=run)
+
+
+def read_calls(path: str) -> list[tuple[int, str, dict[str, Any]]]:
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115 - small file
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    calls = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise UsageError(f"{path}:{number}: not JSON: {exc}") from None
+        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+            raise UsageError(f'{path}:{number}: expected {{"tool": "...", "params": {{...}}}}')
+        params = item.get("params", item.get("arguments", {}))
+        if isinstance(params, str):
+            try:
+                params = json.loads(params) if params.strip() else {}
+            except ValueError:
+                raise UsageError(f"{path}:{number}: params are not JSON") from None
+        if not isinstance(params, dict):
+            raise UsageError(f"{path}:{number}: params must be an object")
+        calls.append((number, item["tool"], params))
+    return calls
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..explain import decide_tool
+    from ..runtime.loopdetect import LoopDetector
+    from .common import print_json
+    from .resolve import resolve_for_cli
+
+    calls = read_calls(args.calls)
+    _, res = resolve_for_cli(args)
+    loop = LoopDetector()
+    rows: list[dict[str, Any]] = []
+    for number, name, params in calls:
+        row: dict[str, Any] = {"line": number, "tool": name}
+        if not res.is_allowed(name):
+            loop.observe(name, params, known=False)
+            decision = decide_tool(res, name)
+            r = decision.removal
+            row["verdict"] = "refused"
+            if r is not None:
+                row.update({"stage": r.stage, "label": r.label, "kind": r.kind, "entry": r.entry,
+                            "source": str(r.source) if r.source else None, "fix": decision.fix})
+            else:
+                row["reason"] = "no such tool in this run's inventory"
+        else:
+            verdict = loop.observe(name, params)
+            if verdict.level == "critical":
+                row.update({"verdict": "vetoed", "detector": verdict.detector, "count": verdict.count})
+            else:
+                row["verdict"] = "allowed"
+                if verdict.level == "warning":
+                    row["warning"] = verdict.message
+        rows.append(row)
+    counts = {k: sum(1 for r in rows if r["verdict"] == k) for k in ("allowed", "refused", "vetoed")}
+    if args.format == "json":
+        print_json({"context": res.context.to_json(), "calls": rows, "summary": counts})
+    else:
+        width = max((len(r["tool"]) for r in rows), default=4)
+        for r in rows:
+            head = f"{r['line']:>4}  {r['tool']:<{width}}  "
+            if r["verdict"] == "allowed":
+                print(head + "allowed" + (f"  ({r['warning']})" if "warning" in r else ""))
+            elif r["verdict"] == "vetoed":
+                print(head + f"VETOED by loop detection ({r['detector']}, {r['count']} times)")
+            elif "stage" in r:
+                where = "construction" if r["stage"] == 0 else f"layer {r['stage']}"
+                rule = {"deny": f'denied by "{r["entry"]}"',
+                        "allow": "not in the allow list"}.get(r["kind"], r["kind"])
+                src = f" at {r['source']}" if r["source"] else ""
+                print(head + f"REFUSED at {where} ({r['label']}): {rule}{src}")
+            else:
+                print(head + f"REFUSED: {r['reason']}")
+        print(f"{len(rows)} calls: {counts['allowed']} allowed, {counts['refused']} refused, "
+              f"{counts['vetoed']} vetoed by loop detection")
+    return EXIT_FINDINGS if counts["refused"] or counts["vetoed"] else EXIT_OK
