@@ -15,10 +15,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_resolve import DEFAULT_SCENARIO, scenario_context  # noqa: E402
+from bench_resolve import DEFAULT_SCENARIO, scenario_context
 
-from policyctl import load_policy, resolve  # noqa: E402
-from policyctl.runtime import CallGate, RuntimeTool, ToolRegistry  # noqa: E402
+from policyctl import load_policy, resolve
+from policyctl.runtime import CallGate, RuntimeTool, ToolRegistry
 
 
 async def _noop(**_: object) -> None:
@@ -52,9 +52,8 @@ def main() -> None:
     mark = "✓" if median <= 3 else "✗ missed"
     print("| case | median µs | p99 µs | target |")
     print("|---|---|---|---|")
-    print(
-        f"| per-call gate (resolved-set check + loop detection) | {median:.2f} | {p99:.2f} | ≤ 3 {mark} |"
-    )
+    label = "per-call gate (resolved-set check + loop detection)"
+    print(f"| {label} | {median:.2f} | {p99:.2f} | ≤ 3 {mark} |")
 
 
 if __name__ == "__main__":

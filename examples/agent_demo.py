@@ -48,19 +48,25 @@ async def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         (workspace / "faq.md").write_text("Opening hours: 9 to 5.", encoding="utf-8")
-        provider = ScriptedProvider([
-            ProviderResponse(tool_calls=(
-                ToolCall("call_1", "read", {"path": "faq.md"}),
-                ToolCall("call_2", "exec", {"command": "cat /etc/passwd"}),
-            )),
-            ProviderResponse(content="We are open from 9 to 5."),
-        ])
+        provider = ScriptedProvider(
+            [
+                ProviderResponse(
+                    tool_calls=(
+                        ToolCall("call_1", "read", {"path": "faq.md"}),
+                        ToolCall("call_2", "exec", {"command": "cat /etc/passwd"}),
+                    )
+                ),
+                ProviderResponse(content="We are open from 9 to 5."),
+            ]
+        )
         runtime = Runtime(policy, build_registry(workspace), provider)
-        ctx = RunContext(agent="support", session_key="agent:support:slack:group:C0ENGINEERING",
-                         sender=Sender(id="U777"))
+        ctx = RunContext(
+            agent="support",
+            session_key="agent:support:slack:group:C0ENGINEERING",
+            sender=Sender(id="U777"),
+        )
         result = await runtime.run_turn(ctx, "When are you open?")
-    print("tools offered to the model:",
-          [t["function"]["name"] for t in provider.requests[0][1]])
+    print("tools offered to the model:", [t["function"]["name"] for t in provider.requests[0][1]])
     for message in result.messages:
         if message["role"] == "tool":
             print(f"\n{message['name']} ->")

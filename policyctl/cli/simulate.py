@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from .common import EXIT_FINDINGS, EXIT_OK, UsageError, add_context_flags
@@ -21,8 +20,13 @@ Exit 1 when any call would be refused or vetoed.
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("simulate", help=HELP, description=HELP, epilog=EXAMPLE,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "simulate",
+        help=HELP,
+        description=HELP,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("file", help="policy file")
     p.add_argument("--calls", required=True, metavar="JSONL", help="recorded calls, one per line")
     p.add_argument("--format", choices=["text", "json"], default="text")
@@ -75,20 +79,32 @@ def run(args: argparse.Namespace) -> int:
             r = decision.removal
             row["verdict"] = "refused"
             if r is not None:
-                row.update({"stage": r.stage, "label": r.label, "kind": r.kind, "entry": r.entry,
-                            "source": str(r.source) if r.source else None, "fix": decision.fix})
+                row.update(
+                    {
+                        "stage": r.stage,
+                        "label": r.label,
+                        "kind": r.kind,
+                        "entry": r.entry,
+                        "source": str(r.source) if r.source else None,
+                        "fix": decision.fix,
+                    }
+                )
             else:
                 row["reason"] = "no such tool in this run's inventory"
         else:
             verdict = loop.observe(name, params)
             if verdict.level == "critical":
-                row.update({"verdict": "vetoed", "detector": verdict.detector, "count": verdict.count})
+                row.update(
+                    {"verdict": "vetoed", "detector": verdict.detector, "count": verdict.count}
+                )
             else:
                 row["verdict"] = "allowed"
                 if verdict.level == "warning":
                     row["warning"] = verdict.message
         rows.append(row)
-    counts = {k: sum(1 for r in rows if r["verdict"] == k) for k in ("allowed", "refused", "vetoed")}
+    counts = {
+        k: sum(1 for r in rows if r["verdict"] == k) for k in ("allowed", "refused", "vetoed")
+    }
     if args.format == "json":
         print_json({"context": res.context.to_json(), "calls": rows, "summary": counts})
     else:
@@ -101,12 +117,15 @@ def run(args: argparse.Namespace) -> int:
                 print(head + f"VETOED by loop detection ({r['detector']}, {r['count']} times)")
             elif "stage" in r:
                 where = "construction" if r["stage"] == 0 else f"layer {r['stage']}"
-                rule = {"deny": f'denied by "{r["entry"]}"',
-                        "allow": "not in the allow list"}.get(r["kind"], r["kind"])
+                rule = {"deny": f'denied by "{r["entry"]}"', "allow": "not in the allow list"}.get(
+                    r["kind"], r["kind"]
+                )
                 src = f" at {r['source']}" if r["source"] else ""
                 print(head + f"REFUSED at {where} ({r['label']}): {rule}{src}")
             else:
                 print(head + f"REFUSED: {r['reason']}")
-        print(f"{len(rows)} calls: {counts['allowed']} allowed, {counts['refused']} refused, "
-              f"{counts['vetoed']} vetoed by loop detection")
+        print(
+            f"{len(rows)} calls: {counts['allowed']} allowed, {counts['refused']} refused, "
+            f"{counts['vetoed']} vetoed by loop detection"
+        )
     return EXIT_FINDINGS if counts["refused"] or counts["vetoed"] else EXIT_OK
