@@ -108,24 +108,24 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json({"context": res.context.to_json(), "calls": rows, "summary": counts})
     else:
-        width = max((len(r["tool"]) for r in rows), default=4)
-        for r in rows:
-            head = f"{r['line']:>4}  {r['tool']:<{width}}  "
-            if r["verdict"] == "allowed":
-                print(head + "allowed" + (f"  ({r['warning']})" if "warning" in r else ""))
-            elif r["verdict"] == "vetoed":
-                print(head + f"VETOED by loop detection ({r['detector']}, {r['count']} times)")
-            elif "stage" in r:
-                where = "construction" if r["stage"] == 0 else f"layer {r['stage']}"
-                rule = {"deny": f'denied by "{r["entry"]}"', "allow": "not in the allow list"}.get(
-                    r["kind"], r["kind"]
-                )
-                src = f" at {r['source']}" if r["source"] else ""
-                print(head + f"REFUSED at {where} ({r['label']}): {rule}{src}")
-            else:
-                print(head + f"REFUSED: {r['reason']}")
+        width = max((len(row["tool"]) for row in rows), default=4)
+        for row in rows:
+            print(f"{row['line']:>4}  {row['tool']:<{width}}  {_describe(row)}")
         print(
             f"{len(rows)} calls: {counts['allowed']} allowed, {counts['refused']} refused, "
             f"{counts['vetoed']} vetoed by loop detection"
         )
     return EXIT_FINDINGS if counts["refused"] or counts["vetoed"] else EXIT_OK
+
+
+def _describe(row: dict[str, Any]) -> str:
+    if row["verdict"] == "allowed":
+        return "allowed" + (f"  ({row['warning']})" if "warning" in row else "")
+    if row["verdict"] == "vetoed":
+        return f"VETOED by loop detection ({row['detector']}, {row['count']} times)"
+    if "stage" not in row:
+        return f"REFUSED: {row['reason']}"
+    where = "construction" if row["stage"] == 0 else f"layer {row['stage']}"
+    rules = {"deny": f'denied by "{row["entry"]}"', "allow": "not in the allow list"}
+    src = f" at {row['source']}" if row["source"] else ""
+    return f"REFUSED at {where} ({row['label']}): {rules.get(row['kind'], row['kind'])}{src}"
