@@ -154,3 +154,20 @@ def test_truncate_keeps_head_and_tail() -> None:
     cut = truncate(text)
     assert cut.startswith("H" * 5000) and cut.endswith("T" * 5000) and "14000 characters cut" in cut
     assert truncate("short") == "short"
+
+
+def test_agent_demo_runs() -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, str(root / "examples" / "agent_demo.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "tools offered to the model: ['read']" in out.stdout
+    assert '"status": "blocked"' in out.stdout and '"stage": 1' in out.stdout
+    assert "model: We are open from 9 to 5." in out.stdout
