@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -45,9 +44,6 @@ def main() -> None:
     exe = shutil.which("policyctl")
     base = [exe] if exe else [sys.executable, "-m", "policyctl"]
     env = {**os.environ, "NO_COLOR": "1"}
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} cores; Python {platform.python_version()}"
-    )
     print("| command | median ms | p99 ms | target |")
     print("|---|---|---|---|")
     for label, argv in COMMANDS.items():
