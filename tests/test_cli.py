@@ -176,7 +176,8 @@ def test_context_file_and_inventory(capsys: pytest.CaptureFixture[str], tmp_path
     bad = tmp_path / "bad.yaml"
     bad.write_text("agnet: x\n", encoding="utf-8")
     code, _, err = cli(capsys, "resolve", str(EXAMPLES / "team.yaml"), "--context", str(bad))
-    assert code == 2 and "unknown context field(s): agnet" in err
+    assert code == 2 and f'{bad}:1:1: PC201 unknown key "agnet"' in err
+    assert 'did you mean "agent"?' in err
 
 
 def test_missing_file(capsys: pytest.CaptureFixture[str]) -> None:

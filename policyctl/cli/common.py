@@ -64,105 +64,66 @@ def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> Non
     )
 
 
-_CONTEXT_FIELDS = {
-    "agent",
-    "provider",
-    "model",
-    "channel",
-    "account",
-    "group",
-    "sender",
-    "owner",
-    "sessionKey",
-    "spawnedBy",
-    "subagentDepth",
-    "parentTools",
-    "trigger",
-}
+def _context_file(path: str) -> RunContext:
+    from pydantic import ValidationError
 
-
-def _read_context_file(path: str) -> dict[str, Any]:
+    from ..contextspec import ContextSpec
     from ..diagnostics import PolicyError
     from ..loader import load_document
+    from ..schema_errors import diagnostics_from_validation
+    from .output import render_diagnostics
 
     try:
         loaded = load_document(path)
+        return ContextSpec.model_validate(loaded.data).to_run_context()
     except PolicyError as exc:
-        raise UsageError(str(exc)) from None
-    data = loaded.data
-    unknown = sorted(set(data) - _CONTEXT_FIELDS)
-    if unknown:
-        raise UsageError(
-            f"{path}: unknown context field(s): {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(_CONTEXT_FIELDS))})"
-        )
-    sender = data.get("sender") or {}
-    if not isinstance(sender, dict) or set(sender) - {"id", "e164", "username", "name"}:
-        raise UsageError(f"{path}: sender must be a mapping of id, e164, username, name")
-    return data
+        raise UsageError("invalid context file\n" + render_diagnostics(exc.diagnostics)) from None
+    except ValidationError as exc:
+        diags = diagnostics_from_validation(exc, loaded.locations, model=ContextSpec)
+        raise UsageError("invalid context file\n" + render_diagnostics(diags)) from None
 
 
 def context_from_args(args: argparse.Namespace) -> RunContext:
-    from ..context import TRIGGERS, Capture, RunContext, Sender, Trigger
+    """The context file (if any), then every flag given on top of it."""
+    from dataclasses import replace
 
-    base: dict[str, Any] = _read_context_file(args.context) if args.context else {}
-    sender_file = base.get("sender") or {}
+    from ..context import Capture, RunContext, Sender
 
-    def pick(flag: str, key: str) -> Any:
+    ctx = _context_file(args.context) if args.context else RunContext()
+    changes: dict[str, Any] = {}
+    for flag, field_name in (
+        ("agent", "agent"),
+        ("provider", "provider"),
+        ("model", "model"),
+        ("channel", "channel"),
+        ("account", "account"),
+        ("group", "group"),
+        ("session_key", "session_key"),
+        ("spawned_by", "spawned_by"),
+        ("trigger", "trigger"),
+    ):
         value = getattr(args, flag)
-        return value if value is not None else base.get(key)
-
-    def text(value: Any, name: str) -> str | None:
-        if value is None:
-            return None
-        if not isinstance(value, str | int) or isinstance(value, bool):
-            raise UsageError(f"context field {name} must be a string")
-        return str(value)
-
-    parent_raw = pick("parent_tools", "parentTools")
-    parent = None
-    if parent_raw is not None:
-        names = parent_raw.split(",") if isinstance(parent_raw, str) else list(parent_raw)
-        parent = Capture(tuple(n.strip().lower() for n in names if str(n).strip()))
-    trigger: Trigger = pick("trigger", "trigger") or "user"
-    if trigger not in TRIGGERS:
-        raise UsageError(f"trigger must be one of {', '.join(TRIGGERS)}")
-    depth = pick("subagent_depth", "subagentDepth")
-    if depth is not None and (not isinstance(depth, int) or depth < 0):
-        raise UsageError("subagent depth must be a whole number >= 0")
-    return RunContext(
-        agent=text(pick("agent", "agent"), "agent"),
-        provider=text(pick("provider", "provider"), "provider"),
-        model=text(pick("model", "model"), "model"),
-        channel=text(pick("channel", "channel"), "channel"),
-        account=text(pick("account", "account"), "account"),
-        group=text(pick("group", "group"), "group"),
-        sender=Sender(
-            text(
-                args.sender_id if args.sender_id is not None else sender_file.get("id"), "sender.id"
-            ),
-            text(
-                args.sender_e164 if args.sender_e164 is not None else sender_file.get("e164"),
-                "sender.e164",
-            ),
-            text(
-                args.sender_username
-                if args.sender_username is not None
-                else sender_file.get("username"),
-                "sender.username",
-            ),
-            text(
-                args.sender_name if args.sender_name is not None else sender_file.get("name"),
-                "sender.name",
-            ),
-        ),
-        is_owner=bool(pick("owner", "owner")),
-        session_key=text(pick("session_key", "sessionKey"), "sessionKey"),
-        spawned_by=text(pick("spawned_by", "spawnedBy"), "spawnedBy"),
-        subagent_depth=depth,
-        parent=parent,
-        trigger=trigger,
+        if value is not None:
+            changes[field_name] = value
+    if args.owner:
+        changes["is_owner"] = True
+    if args.subagent_depth is not None:
+        if args.subagent_depth < 0:
+            raise UsageError("--subagent-depth must be >= 0")
+        changes["subagent_depth"] = args.subagent_depth
+    if args.parent_tools is not None:
+        names = tuple(n.strip().lower() for n in args.parent_tools.split(",") if n.strip())
+        changes["parent"] = Capture(names)
+    s = ctx.sender
+    sender = Sender(
+        args.sender_id if args.sender_id is not None else s.id,
+        args.sender_e164 if args.sender_e164 is not None else s.e164,
+        args.sender_username if args.sender_username is not None else s.username,
+        args.sender_name if args.sender_name is not None else s.name,
     )
+    if sender != s:
+        changes["sender"] = sender
+    return replace(ctx, **changes) if changes else ctx
 
 
 def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> list[Tool] | None:

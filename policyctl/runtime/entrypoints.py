@@ -9,13 +9,13 @@ around `resolve` and the call gate.
 from __future__ import annotations
 
 import itertools
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..compile import CompiledPolicy
-from ..context import RunContext, parse_session_key
+from ..context import RunContext
+from ..lineage import LeafCannotSpawn, child_context
 from ..diagnostics import Diagnostic
 from ..resolution import NoCallableToolsError, Resolution
 from ..resolve import cap_cron_tools, resolve
@@ -157,36 +157,11 @@ class Runtime:
     def subagent_context(
         self, parent_ctx: RunContext, parent: Resolution, child_id: str | None = None
     ) -> RunContext:
-        """A child run: same agent, sender and owner flag; the parent's session as the
-        spawning session (its channel and group); one level deeper; the parent's capture."""
-        if parent.context.role == "leaf":
-            raise SpawnRefused(
-                f"a leaf subagent (depth {parent.context.subagent_depth}) cannot spawn"
-            )
-        own = parse_session_key(parent_ctx.session_key)
-        agent = parent.context.agent or own.agent or "main"
-        child = child_id or uuid.uuid4().hex[:12]
-        if parent_ctx.session_key and own.is_subagent:
-            key = f"{parent_ctx.session_key}:subagent:{child}"
-        else:
-            key = f"agent:{agent}:subagent:{child}"
-        spawned_by = (
-            parent_ctx.spawned_by
-            if own.is_subagent and parent_ctx.spawned_by
-            else parent_ctx.session_key
-        )
-        return RunContext(
-            agent=agent,
-            provider=parent_ctx.provider,
-            model=parent_ctx.model,
-            sender=parent_ctx.sender,
-            is_owner=parent_ctx.is_owner,
-            session_key=key,
-            spawned_by=spawned_by,
-            subagent_depth=parent.context.subagent_depth + 1,
-            parent=parent.capture(),
-            trigger="spawn",
-        )
+        """A child run of `parent` (see `lineage.child_context`); a leaf cannot spawn."""
+        try:
+            return child_context(parent_ctx, parent, child_id)
+        except LeafCannotSpawn as exc:
+            raise SpawnRefused(str(exc)) from None
 
     async def spawn_subagent(
         self, parent_ctx: RunContext, parent: Resolution, task: str, child_id: str | None = None
