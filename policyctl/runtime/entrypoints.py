@@ -15,8 +15,8 @@ from typing import Any
 
 from ..compile import CompiledPolicy
 from ..context import RunContext
-from ..lineage import LeafCannotSpawn, child_context
 from ..diagnostics import Diagnostic
+from ..lineage import LeafCannotSpawn, child_context
 from ..resolution import NoCallableToolsError, Resolution
 from ..resolve import cap_cron_tools, resolve
 from .agent import RunResult, run_loop
