@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Any
@@ -363,14 +364,23 @@ def _parse_toml(text: str, name: str, limits: Limits) -> LocMap:
 # -- extends ----------------------------------------------------------------------------------
 
 
+Reader = Callable[[FsPath], str]
+
+
 def load_document(
-    path: str | FsPath, limits: Limits | None = None, text: str | None = None
+    path: str | FsPath,
+    limits: Limits | None = None,
+    text: str | None = None,
+    reader: Reader | None = None,
 ) -> LoadedDocument:
-    """Read a policy file and everything it `extends`, merged, with locations kept."""
+    """Read a policy file and everything it `extends`, merged, with locations kept.
+
+    `reader` replaces reading from disk (for every file, the root included unless `text` is
+    given): `policyctl diff HEAD~1:policy.yaml ...` reads a revision's files through git."""
     limits = limits or default_limits()
     root = FsPath(path)
     files: list[str] = []
-    merged = _load_with_extends(root, limits, (), files, text, None)
+    merged = _load_with_extends(root, limits, (), files, text, None, reader)
     data, index = flatten(merged)
     return LoadedDocument(data, index, str(root), tuple(files))
 
@@ -382,6 +392,7 @@ def _load_with_extends(
     files: list[str],
     text: str | None,
     named_at: Source | None,
+    reader: Reader | None = None,
 ) -> LocMap:
     real = path.resolve()
     if real in chain:
@@ -390,6 +401,11 @@ def _load_with_extends(
     if len(chain) > limits.max_extends:
         raise _fail("PC109", f"more than {limits.max_extends} levels of extends", named_at)
     shown = str(path)
+    if text is None and reader is not None:
+        try:
+            text = decode(reader(path).encode("utf-8"), shown, limits)
+        except OSError as exc:
+            raise _fail("PC101", f"cannot read {shown}: {exc}", named_at) from None
     if text is None:
         if not path.exists():
             raise _fail("PC101", f"{shown} does not exist", named_at)
@@ -416,7 +432,7 @@ def _load_with_extends(
                 "PC202", "extends entries must be non-empty paths", item_src, path="extends"
             )
         target = path.parent / item
-        loaded = _load_with_extends(target, limits, (*chain, real), files, None, item_src)
+        loaded = _load_with_extends(target, limits, (*chain, real), files, None, item_src, reader)
         base = loaded if base is None else merge(base, loaded)
     assert base is not None or not items
     return merge(base, doc) if base is not None else doc

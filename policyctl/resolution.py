@@ -138,6 +138,11 @@ class Resolution:
         return pos is not None and bool(self._alive >> pos & 1)
 
     @property
+    def plans(self) -> tuple[LayerPlan, ...]:
+        """The eleven layer plans of this run (policy or skip reason), in order."""
+        return self._plans
+
+    @property
     def inventory(self) -> Inventory:
         return self._index.inventory
 

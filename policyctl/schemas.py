@@ -21,9 +21,16 @@ def _catalog() -> dict[str, object]:
     return schema
 
 
+def _policy_test() -> dict[str, object]:
+    from .testing import policy_test_schema
+
+    return policy_test_schema()
+
+
 SCHEMAS: dict[str, tuple[str, Callable[[], dict[str, object]]]] = {
     "policy": ("policy.schema.json", _policy),
     "catalog": ("catalog.schema.json", _catalog),
+    "policy-test": ("policy-test.schema.json", _policy_test),
 }
 
 

@@ -54,6 +54,17 @@ CASES: dict[str, str] = {
     "explain-platform-optional-plugin": "explain examples/platform.toml --agent orchestrator --tool voice_call",
     "explain-code": "explain PC303",
     "explain-unknown-code": "explain PC999",
+    # test, matrix, diff
+    "test-examples": "test examples/team.test.yaml examples/chatbot.test.yaml examples/platform.test.toml",
+    "test-coverage": "test --coverage examples/platform.test.toml",
+    "test-failing": "test tests/data/failing.test.yaml",
+    "test-junit": "test --format junit tests/data/failing.test.yaml",
+    "test-sarif": "test --format sarif tests/data/failing.test.yaml",
+    "matrix-chatbot-csv": "matrix examples/chatbot.yaml --format csv --max-contexts 12",
+    "matrix-platform": "matrix examples/platform.toml --max-contexts 8",
+    "diff-text": "diff examples/team.yaml tests/data/team-changed.yaml",
+    "diff-markdown": "diff examples/team.yaml tests/data/team-changed.yaml --format markdown",
+    "diff-json-fail-on-widen": "diff examples/team.yaml tests/data/team-changed.yaml --format json --fail-on-widen",
     # simulate
     "simulate-reviewer": "simulate examples/team.yaml --calls tests/data/session.jsonl --agent reviewer --provider openai",
     "simulate-json": "simulate examples/chatbot.yaml --calls tests/data/session.jsonl --agent support --session-key agent:support:slack:group:C0ENGINEERING --format json",

@@ -10,10 +10,34 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import compile, explain, fmt, import_cmd, resolve, schema, simulate, validate
+from . import (
+    compile,
+    diff,
+    explain,
+    fmt,
+    import_cmd,
+    matrix,
+    policytest,
+    resolve,
+    schema,
+    simulate,
+    validate,
+)
 from .common import EXIT_USAGE, Reported, UsageError
 
-SUBCOMMANDS = (validate, resolve, explain, simulate, compile, schema, fmt, import_cmd)
+SUBCOMMANDS = (
+    validate,
+    policytest,
+    resolve,
+    explain,
+    simulate,
+    matrix,
+    diff,
+    compile,
+    schema,
+    fmt,
+    import_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,65 @@
+"""`policyctl diff OLD NEW`: which contexts gain or lose which tools, and through which rule."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+
+HELP = "compare two policies over their context matrices: tools gained and lost, and why"
+EXAMPLE = """examples:
+  policyctl diff old.yaml new.yaml
+  policyctl diff HEAD~1:policies/team.yaml policies/team.yaml --fail-on-widen
+  policyctl diff main:policy.yaml policy.yaml --format markdown > comment.md
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "diff",
+        help=HELP,
+        description=HELP,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("old", help="old policy: a file, or REV:path for a git revision of it")
+    p.add_argument("new", help="new policy file (or REV:path)")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
+    p.add_argument(
+        "--fail-on-widen",
+        action="store_true",
+        help="exit 1 if any context gains a tool (a CI guard for loosening changes)",
+    )
+    p.add_argument("--max-contexts", type=int, default=2000, metavar="N")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..diagnostics import PolicyError
+    from ..diff import diff_policies, load_revision, render_markdown, render_text
+    from .output import render_diagnostics
+
+    policies = []
+    for spec in (args.old, args.new):
+        try:
+            policies.append(load_revision(spec))
+        except PolicyError as exc:
+            print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
+            print(f"{spec}: cannot load", file=sys.stderr)
+            return EXIT_USAGE
+    result = diff_policies(
+        policies[0],
+        policies[1],
+        old_name=args.old,
+        new_name=args.new,
+        max_contexts=args.max_contexts,
+    )
+    if args.format == "json":
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(render_markdown(result))
+    else:
+        sys.stdout.write(render_text(result))
+    return EXIT_FINDINGS if args.fail_on_widen and result.widened else EXIT_OK

@@ -1,0 +1,217 @@
+"""`policyctl test FILE...`: run policy test files (cases and invariants), like pytest."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape, quoteattr
+
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+
+if TYPE_CHECKING:
+    from ..testing import FileResult
+
+HELP = "run policy test files: expected tools per context, invariants over the context matrix"
+EXAMPLE = """examples:
+  policyctl test examples/*.test.yaml
+  policyctl test --coverage --min-coverage 80 policies/team.test.yaml
+  policyctl test --format junit examples/team.test.yaml > policy-tests.xml
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "test",
+        help=HELP,
+        description=HELP,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="policy test files (YAML or TOML)")
+    p.add_argument("--format", choices=["text", "junit", "sarif"], default="text")
+    p.add_argument(
+        "--coverage",
+        action="store_true",
+        help="report which policy entries decided at least one case",
+    )
+    p.add_argument(
+        "--min-coverage",
+        type=float,
+        metavar="PERCENT",
+        help="fail when entry coverage is below PERCENT (implies --coverage)",
+    )
+    p.add_argument(
+        "--max-contexts",
+        type=int,
+        default=2000,
+        metavar="N",
+        help="contexts of the matrix to check invariants on before sampling",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..diagnostics import PolicyError
+    from ..testing import run_test_file
+    from .output import Painter, render_diagnostics
+
+    coverage = args.coverage or args.min_coverage is not None
+    results: list[FileResult] = []
+    broken = False
+    for path in args.files:
+        try:
+            results.append(run_test_file(path, max_contexts=args.max_contexts, coverage=coverage))
+        except PolicyError as exc:
+            print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
+            print(f"{path}: cannot run (invalid test file or policy)", file=sys.stderr)
+            broken = True
+    if args.format == "junit":
+        sys.stdout.write(render_junit(results))
+    elif args.format == "sarif":
+        sys.stdout.write(render_sarif(results))
+    else:
+        sys.stdout.write(render_text(results, Painter(sys.stdout), coverage))
+    if broken:
+        return EXIT_USAGE
+    failed = sum(r.failed for r in results)
+    if args.min_coverage is not None:
+        total = sum(len(r.entries) for r in results)
+        covered = total - sum(len(r.uncovered()) for r in results)
+        percent = 100.0 * covered / total if total else 100.0
+        if percent < args.min_coverage:
+            print(
+                f"entry coverage {percent:.1f}% is below --min-coverage {args.min_coverage:g}%",
+                file=sys.stderr,
+            )
+            return EXIT_FINDINGS
+    return EXIT_FINDINGS if failed else EXIT_OK
+
+
+def render_text(results: list[FileResult], paint: Any, coverage: bool) -> str:
+    lines: list[str] = []
+    passed = failed = 0
+    for fr in results:
+        lines.append(paint(fr.path, "bold") + f" (policy {fr.policy_path})")
+        for r in fr.results:
+            label = "invariant " if r.kind == "invariant" else ""
+            if r.passed:
+                passed += 1
+                lines.append(f"  {paint('PASS', 'green')} {label}{r.name}")
+            else:
+                failed += 1
+                where = f" ({r.source})" if r.source else ""
+                lines.append(f"  {paint('FAIL', 'red')} {label}{r.name}{where}")
+                lines.extend(f"       {f}" for f in r.failures[:20])
+                if len(r.failures) > 20:
+                    lines.append(f"       ... {len(r.failures) - 20} more lines")
+        if fr.contexts_total:
+            sampled = (
+                f" of {fr.contexts_total} (sampled)"
+                if fr.contexts_total > fr.contexts_checked
+                else ""
+            )
+            lines.append(f"  invariants checked on {fr.contexts_checked}{sampled} contexts")
+        if coverage:
+            total = len(fr.entries)
+            uncovered = fr.uncovered()
+            percent = 100.0 * (total - len(uncovered)) / total if total else 100.0
+            lines.append(
+                f"  coverage: {total - len(uncovered)} of {total} policy entries decided "
+                f"at least one case ({percent:.1f}%)"
+            )
+            for entry in uncovered:
+                lines.append(
+                    f'    never decided: "{entry.raw.strip()}" {entry.key} ({entry.source})'
+                )
+    lines.append(f"{passed} passed, {failed} failed")
+    return "\n".join(lines) + "\n"
+
+
+def render_junit(results: list[FileResult]) -> str:
+    out = ['<?xml version="1.0" encoding="UTF-8"?>']
+    total = sum(len(fr.results) for fr in results)
+    failures = sum(fr.failed for fr in results)
+    out.append(f'<testsuites name="policyctl" tests="{total}" failures="{failures}">')
+    for fr in results:
+        out.append(
+            f'  <testsuite name={quoteattr(fr.path)} tests="{len(fr.results)}" '
+            f'failures="{fr.failed}">'
+        )
+        for r in fr.results:
+            name = quoteattr(("invariant " if r.kind == "invariant" else "") + r.name)
+            head = f"    <testcase classname={quoteattr(fr.path)} name={name}"
+            if r.passed:
+                out.append(head + "/>")
+            else:
+                out.append(head + ">")
+                out.append(
+                    f"      <failure message={quoteattr(r.failures[0])}>"
+                    f"{escape(chr(10).join(r.failures))}</failure>"
+                )
+                out.append("    </testcase>")
+        out.append("  </testsuite>")
+    out.append("</testsuites>")
+    return "\n".join(out) + "\n"
+
+
+def render_sarif(results: list[FileResult]) -> str:
+    from .. import __version__
+    from .report import SARIF_SCHEMA, _uri
+
+    rules = [
+        {
+            "id": "PT001",
+            "name": "PolicyTestCaseFailed",
+            "shortDescription": {"text": "policy test case failed"},
+            "fullDescription": {
+                "text": "A case of a policy test file does not hold: a tool it "
+                "expects denied is allowed, or the other way round."
+            },
+            "defaultConfiguration": {"level": "error"},
+        },
+        {
+            "id": "PT002",
+            "name": "PolicyInvariantViolated",
+            "shortDescription": {"text": "policy invariant violated"},
+            "fullDescription": {
+                "text": "An invariant of a policy test file does not hold in some "
+                "context of the policy's context matrix."
+            },
+            "defaultConfiguration": {"level": "error"},
+        },
+    ]
+    found = []
+    for fr in results:
+        for r in fr.results:
+            if r.passed:
+                continue
+            rule = "PT001" if r.kind == "case" else "PT002"
+            result: dict[str, Any] = {
+                "ruleId": rule,
+                "ruleIndex": 0 if rule == "PT001" else 1,
+                "level": "error",
+                "message": {"text": f"{r.name}: " + "; ".join(r.failures[:5])},
+            }
+            if r.source is not None:
+                result["locations"] = [
+                    {
+                        "physicalLocation": {
+                            "artifactLocation": {"uri": _uri(r.source.file)},
+                            "region": {"startLine": r.source.line, "startColumn": r.source.column},
+                        }
+                    }
+                ]
+            found.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {"driver": {"name": "policyctl", "version": __version__, "rules": rules}},
+                "results": found,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"

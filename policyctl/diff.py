@@ -1,0 +1,201 @@
+"""Impact diff: which contexts gain or lose which tools between two policies, and why.
+
+Both policies are resolved over the union of their context matrices. A lost tool is explained
+by the rule that removes it in the new policy; a gained tool by the rule that removed it in
+the old one. Identical changes are grouped: one line for "12 contexts lose exec via ...".
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .api import compile_loaded
+from .compile import CompiledPolicy
+from .diagnostics import Diagnostic, PolicyError
+from .loader import load_document
+from .matrix import MatrixContext, context_matrix
+from .resolution import RemovedTool, Resolution
+from .resolve import resolve
+
+
+@dataclass
+class Change:
+    direction: str  # "gain" or "lose"
+    tools: tuple[str, ...]
+    rule: str
+    where: str | None
+    contexts: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "direction": self.direction,
+            "tools": list(self.tools),
+            "rule": self.rule,
+            "source": self.where,
+            "contexts": self.contexts,
+        }
+
+
+@dataclass
+class DiffResult:
+    old: str
+    new: str
+    contexts: int
+    sampled: bool
+    changes: list[Change]
+
+    @property
+    def widened(self) -> bool:
+        return any(c.direction == "gain" for c in self.changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "old": self.old,
+            "new": self.new,
+            "contexts": self.contexts,
+            "sampled": self.sampled,
+            "widened": self.widened,
+            "changes": [c.to_json() for c in self.changes],
+        }
+
+
+def load_revision(spec: str) -> CompiledPolicy:
+    """A policy file, or `REV:path` for the file (and what it extends) at a git revision."""
+    if ":" in spec and not Path(spec).exists():
+        rev, _, rel = spec.partition(":")
+        path = Path(rel)
+        top = _git(["rev-parse", "--show-toplevel"], Path.cwd()).strip()
+
+        def reader(p: Path) -> str:
+            inside = Path(p).resolve().relative_to(Path(top).resolve()).as_posix()
+            return _git(["show", f"{rev}:{inside}"], Path(top))
+
+        return compile_loaded(load_document(path, reader=reader))
+    return compile_loaded(load_document(spec))
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    try:
+        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PolicyError([Diagnostic.make("PC101", f"git {' '.join(args)}: {exc}")]) from None
+    if out.returncode != 0:
+        raise PolicyError([Diagnostic.make("PC101", f"git {' '.join(args)}: {out.stderr.strip()}")])
+    return out.stdout
+
+
+def _rule(r: RemovedTool) -> tuple[str, str | None]:
+    if r.kind == "deny" and r.entry:
+        return f'{r.scope.rsplit("[", 1)[0]} ("{r.entry}")', str(r.source) if r.source else None
+    if r.kind == "allow":
+        return f"{r.scope} (not in the allow list; {r.label})", str(r.source) if r.source else None
+    return f"{r.label} ({r.kind})", None
+
+
+def diff_policies(
+    old: CompiledPolicy,
+    new: CompiledPolicy,
+    *,
+    old_name: str,
+    new_name: str,
+    max_contexts: int = 2000,
+) -> DiffResult:
+    cells: dict[str, MatrixContext] = {}
+    sampled = False
+    for policy in (old, new):
+        matrix = context_matrix(policy, max_contexts)
+        sampled = sampled or matrix.sampled
+        for cell in matrix.contexts:
+            cells.setdefault(cell.label, cell)
+    groups: dict[tuple[str, tuple[str, ...], str, str | None], list[str]] = {}
+    for label, cell in cells.items():
+        before = resolve(old, cell.context, require_tools=False)
+        after = resolve(new, cell.context, require_tools=False)
+        # a gained tool is explained by the old policy's rule, a lost one by the new policy's
+        for direction, explained_by, changed in (
+            ("gain", before, _changed(before, after)),
+            ("lose", after, _changed(after, before)),
+        ):
+            by_rule: dict[tuple[str, str | None], list[str]] = {}
+            for tool in changed:
+                removal = explained_by.removal(tool)
+                rule = _rule(removal) if removal else ("not in the inventory", None)
+                by_rule.setdefault(rule, []).append(tool)
+            for (rule_text, where), tools in by_rule.items():
+                groups.setdefault((direction, tuple(tools), rule_text, where), []).append(label)
+    changes = [
+        Change(d, tools, rule, where, labels) for (d, tools, rule, where), labels in groups.items()
+    ]
+    changes.sort(key=lambda c: (c.direction != "gain", -len(c.contexts), c.tools))
+    return DiffResult(old_name, new_name, len(cells), sampled, changes)
+
+
+def _changed(before: Resolution, after: Resolution) -> list[str]:
+    """Tools `after` allows that `before` does not, in `after`'s inventory order."""
+    had = set(before.allowed)
+    return [t for t in after.allowed if t not in had]
+
+
+def render_text(result: DiffResult) -> str:
+    lines = [
+        f"policyctl diff {result.old} -> {result.new}: {result.contexts} contexts compared"
+        + (" (sampled)" if result.sampled else "")
+    ]
+    if not result.changes:
+        lines.append("no context gains or loses a tool")
+    for c in result.changes:
+        verb = "gain" if c.direction == "gain" else "lose"
+        why = "was removed by" if c.direction == "gain" else "via"
+        where = f", {c.where}" if c.where else ""
+        lines.append(
+            f"{'+' if verb == 'gain' else '-'} {len(c.contexts)} context"
+            f"{'s' * (len(c.contexts) != 1)} {verb} {', '.join(c.tools)}, "
+            f"{why} {c.rule}{where}"
+        )
+        for label in c.contexts[:3]:
+            lines.append(f"    {label}")
+        if len(c.contexts) > 3:
+            lines.append(f"    ... and {len(c.contexts) - 3} more")
+    widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
+    lines.append(
+        f"{'WIDENED' if result.widened else 'not widened'}: {widened} context changes "
+        f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def render_markdown(result: DiffResult) -> str:
+    lines = [
+        f"### policyctl diff: `{result.old}` → `{result.new}`",
+        "",
+        f"{result.contexts} contexts compared" + (" (sampled)." if result.sampled else "."),
+    ]
+    gains = [c for c in result.changes if c.direction == "gain"]
+    losses = [c for c in result.changes if c.direction == "lose"]
+    if not result.changes:
+        lines += ["", "No context gains or loses a tool."]
+    for title, items, why in (
+        ("Widened: contexts that gain tools", gains, "was removed by"),
+        ("Narrowed: contexts that lose tools", losses, "via"),
+    ):
+        if not items:
+            continue
+        lines += [
+            "",
+            f"#### {title}",
+            "",
+            "| contexts | tools | rule | where |",
+            "|---|---|---|---|",
+        ]
+        for c in items:
+            example = "<br>".join(f"`{label}`" for label in c.contexts[:3])
+            more = f"<br>… {len(c.contexts) - 3} more" if len(c.contexts) > 3 else ""
+            tools = ", ".join(f"`{t}`" for t in c.tools)
+            lines.append(
+                f"| {len(c.contexts)}: {example}{more} | {tools} | {why} "
+                f"`{c.rule}` | {c.where or ''} |"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,301 @@
+"""Policy tests: what a policy must guarantee, written down next to it and checked in CI.
+
+A test file names a policy, cases (a context and what must hold in it: tools denied, tools
+allowed, the exact allowed list, the layer that must remove a tool) and invariants checked over
+the whole context matrix (`never`: tools no context may get, unless a condition holds;
+`subagentSubsetOfParent`). Failures carry the trail of the tool that broke the expectation.
+Coverage says which policy entries decided at least one case, and which never did.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .api import load_policy
+from .checks import iter_scopes
+from .compile import CompiledPolicy
+from .contextspec import ContextSpec
+from .diagnostics import PolicyError, Source
+from .entries import Entry
+from .explain import decide_tool
+from .lineage import LeafCannotSpawn, child_context
+from .loader import load_document
+from .matrix import context_matrix
+from .resolution import Resolution
+from .resolve import resolve
+from .schema_errors import diagnostics_from_validation
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+
+
+class Expect(_Strict):
+    denied: list[str] | None = None
+    allowed: list[str] | None = None
+    only: list[str] | None = None
+    removed_by: dict[str, int] | None = Field(None, alias="removedBy")
+
+
+class Case(_Strict):
+    name: str
+    context: ContextSpec = ContextSpec()
+    expect: Expect
+
+
+class Condition(_Strict):
+    """Which matrix contexts an invariant does not apply to (every given field must match)."""
+
+    owner: bool | None = None
+    agent: str | None = None
+    channel: str | None = None
+    group: str | None = None
+    role: str | None = None
+
+
+class NeverRule(_Strict):
+    tools: list[str]
+    unless: Condition | None = None
+
+
+class NeverInvariant(_Strict):
+    never: NeverRule
+
+
+class SubsetInvariant(_Strict):
+    subagent_subset_of_parent: bool = Field(alias="subagentSubsetOfParent")
+
+
+class PolicyTestFile(_Strict):
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        frozen=True,
+        json_schema_extra={"title": "policyctl policy test file"},
+    )
+
+    policy: str
+    cases: list[Case] = []
+    invariants: list[NeverInvariant | SubsetInvariant] = []
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+@dataclass
+class CaseResult:
+    name: str
+    source: Source | None
+    failures: list[str] = field(default_factory=list)
+    kind: str = "case"  # "case" or "invariant"
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+@dataclass
+class FileResult:
+    path: str
+    policy_path: str
+    results: list[CaseResult]
+    covered: set[tuple[str, str]] = field(default_factory=set)
+    entries: list[Entry] = field(default_factory=list)
+    contexts_checked: int = 0
+    contexts_total: int = 0
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.results if not r.passed)
+
+    def uncovered(self) -> list[Entry]:
+        return [e for e in self.entries if _entry_id(e) not in self.covered]
+
+
+def _entry_id(entry: Entry) -> tuple[str, str]:
+    return (entry.key, str(entry.source))
+
+
+def load_test_file(path: str | Path) -> tuple[PolicyTestFile, Any]:
+    loaded = load_document(path)
+    try:
+        return PolicyTestFile.model_validate(loaded.data), loaded.locations
+    except ValidationError as exc:
+        raise PolicyError(
+            diagnostics_from_validation(exc, loaded.locations, model=PolicyTestFile)
+        ) from None
+
+
+def _trail(res: Resolution, tool: str) -> list[str]:
+    decision = decide_tool(res, tool)
+    lines = []
+    if decision.removal is not None:
+        r = decision.removal
+        where = "construction" if r.stage == 0 else f"layer {r.stage}"
+        what = f'deny "{r.entry}"' if r.kind == "deny" else r.kind
+        lines.append(
+            f"{tool}: removed at {where} ({r.label}) by {what}"
+            + (f" at {r.source}" if r.source else "")
+        )
+    elif decision.allowed:
+        kept = [layer.label for layer in res.layers if layer.applied]
+        lines.append(f"{tool}: allowed; applied layers: {', '.join(kept) or 'none'}")
+    else:
+        lines.append(f"{tool}: not in this run's inventory")
+    if decision.fix:
+        lines.append(f"fix: {decision.fix}")
+    return lines
+
+
+def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> list[str]:
+    def norm(name: str) -> str:
+        text = name.strip().lower()
+        return catalog_aliases.get(text, text)
+
+    failures: list[str] = []
+    expect = case.expect
+    for tool in map(norm, expect.denied or ()):
+        if res.is_allowed(tool):
+            failures.append(f"expected {tool} denied, but it is allowed")
+            failures.extend("  " + line for line in _trail(res, tool))
+    for tool in map(norm, expect.allowed or ()):
+        if not res.is_allowed(tool):
+            failures.append(f"expected {tool} allowed, but it is not")
+            failures.extend("  " + line for line in _trail(res, tool))
+    if expect.only is not None:
+        want = {norm(t) for t in expect.only}
+        got = set(res.allowed)
+        if want != got:
+            extra, missing = sorted(got - want), sorted(want - got)
+            failures.append(
+                "the allowed tools differ from `only`"
+                + (f"; also allowed: {', '.join(extra)}" if extra else "")
+                + (f"; missing: {', '.join(missing)}" if missing else "")
+            )
+            for tool in missing[:5]:
+                failures.extend("  " + line for line in _trail(res, tool))
+    for tool, stage in (expect.removed_by or {}).items():
+        removal = res.removal(norm(tool))
+        if removal is None or removal.stage != stage:
+            now = "allowed" if removal is None else f"removed at stage {removal.stage}"
+            failures.append(f"expected {norm(tool)} removed by layer {stage}, but it is {now}")
+            failures.extend("  " + line for line in _trail(res, norm(tool)))
+    return failures
+
+
+def _matches(condition: Condition | None, res: Resolution) -> bool:
+    if condition is None:
+        return False
+    ctx = res.context
+    checks = {
+        "owner": ctx.is_owner,
+        "agent": ctx.agent,
+        "channel": ctx.channel,
+        "group": ctx.group,
+        "role": ctx.role,
+    }
+    given = condition.model_dump(exclude_none=True)
+    return bool(given) and all(checks[k] == v for k, v in given.items())
+
+
+def _record_coverage(res: Resolution, covered: set[tuple[str, str]]) -> None:
+    """Entries that decided something in this run: a deny entry that removed a tool, or the
+    allow entry that let a tool through a restrictive allow list."""
+    for r in res.removed:
+        if r.kind == "deny" and r.origin == "config" and r.entry is not None:
+            covered.add((r.scope, str(r.source)))
+    alive = set(res.inventory.names) - {r.tool for r in res.removed if r.stage == 0}
+    tools = {t.name: t for t in res.inventory.tools}
+    for plan, trace in zip(res.plans, res.layers, strict=True):
+        lp = plan.policy
+        if lp is None:
+            continue
+        alive -= set(trace.removed)
+        if lp.allow is not None and lp.allow.restrictive:
+            for name in alive:
+                hit = lp.allow.match(name, tools[name].plugin_id)
+                if hit is not None and hit.entry.origin == "config":
+                    covered.add(_entry_id(hit.entry))
+
+
+def run_test_file(
+    path: str | Path, *, max_contexts: int = 2000, coverage: bool = False
+) -> FileResult:
+    spec, locations = load_test_file(path)
+    policy_path = os.path.normpath(Path(path).parent / spec.policy)
+    policy = load_policy(policy_path)
+    aliases = dict(policy.catalog.aliases)
+    out = FileResult(str(path), policy_path, [])
+    if coverage:
+        out.entries = [
+            e
+            for scope in iter_scopes(policy)
+            for lst in (*scope.allows, scope.deny)
+            if lst is not None
+            for e in lst.entries
+            if e.origin == "config"
+        ]
+        out.entries = list({_entry_id(e): e for e in out.entries}.values())
+    for i, case in enumerate(spec.cases):
+        res = resolve(policy, case.context.to_run_context(), require_tools=False)
+        result = CaseResult(
+            case.name, locations.value(("cases", i)), check_case(case, res, aliases)
+        )
+        out.results.append(result)
+        if coverage:
+            _record_coverage(res, out.covered)
+    if spec.invariants:
+        out.results.extend(_check_invariants(policy, spec, locations, max_contexts, out))
+    return out
+
+
+def _check_invariants(
+    policy: CompiledPolicy, spec: PolicyTestFile, locations: Any, max_contexts: int, out: FileResult
+) -> list[CaseResult]:
+    matrix = context_matrix(policy, max_contexts)
+    out.contexts_checked, out.contexts_total = len(matrix.contexts), matrix.total
+    aliases = dict(policy.catalog.aliases)
+    resolved = [
+        (cell, resolve(policy, cell.context, require_tools=False)) for cell in matrix.contexts
+    ]
+    results = []
+    for i, inv in enumerate(spec.invariants):
+        src = locations.value(("invariants", i))
+        if isinstance(inv, NeverInvariant):
+            tools = [aliases.get(t.strip().lower(), t.strip().lower()) for t in inv.never.tools]
+            result = CaseResult(f"never: {', '.join(tools)}", src, kind="invariant")
+            for cell, res in resolved:
+                if _matches(inv.never.unless, res):
+                    continue
+                for tool in tools:
+                    if res.is_allowed(tool):
+                        result.failures.append(f"{cell.label}: {tool} is allowed")
+                        result.failures.extend("  " + line for line in _trail(res, tool))
+            results.append(result)
+        elif inv.subagent_subset_of_parent:
+            result = CaseResult("subagentSubsetOfParent", src, kind="invariant")
+            for cell, res in resolved:
+                if res.context.subagent_depth:
+                    continue
+                try:
+                    child = resolve(
+                        policy, child_context(cell.context, res, "invariant"), require_tools=False
+                    )
+                except LeafCannotSpawn:
+                    continue
+                extra = sorted(set(child.allowed) - set(res.allowed))
+                if extra:
+                    result.failures.append(f"{cell.label}: a child gets {', '.join(extra)}")
+            results.append(result)
+    return results
+
+
+def policy_test_schema() -> dict[str, object]:
+    schema = PolicyTestFile.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema
