@@ -111,6 +111,6 @@ def test_examples_validate_against_committed_schema_shape() -> None:
     from policyctl.loader import load_document
 
     for path in sorted(Path(ROOT / "examples").glob("*.*")):
-        if path.suffix in (".yaml", ".toml", ".json"):
+        if path.suffix in (".yaml", ".toml", ".json") and ".test." not in path.name:
             doc = load_document(path)
             assert set(doc.data) <= set(schema["properties"]), path
