@@ -118,6 +118,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "file, a merge key (`<<`), or a mapping key that is not a plain scalar.",
     ),
     (
+        "PC111",
+        E,
+        "empty file",
+        "The file holds no document (it is empty, or only comments). An empty policy would "
+        "allow every tool to every run, and an empty file is also what a file being rewritten "
+        "in place looks like for a moment; policyctl refuses it. Write `{}` for a policy "
+        "without rules.",
+    ),
+    (
         "PC201",
         E,
         "unknown key",

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .catalog import Catalog
 from .diagnostics import Diagnostic
-from .names import mcp_tool_name, normalize
+from .names import ascii_problem, mcp_tool_name, normalize
 
 MCP_PLUGIN_ID = "bundle-mcp"
 
@@ -49,6 +49,12 @@ class Inventory:
         for tool in tools:
             name = normalize(tool.name, catalog.aliases)
             if not name:
+                continue
+            bad = ascii_problem(name)
+            if bad:
+                # A look-alike name ("еxec" with a Cyrillic е) would dodge every rule written
+                # for the real one: such a tool never enters a run.
+                conflicts.append(Diagnostic.make("PC301", f'tool "{tool.name}" dropped: {bad}'))
                 continue
             plugin = tool.plugin_id.strip().lower() if tool.plugin_id else None
             if name in kept:

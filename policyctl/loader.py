@@ -106,7 +106,10 @@ def detect_format(name: str) -> str:
 def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
     """Text -> a located top-level mapping (an empty file is an empty mapping)."""
     if fmt == "toml":
-        return _parse_toml(text, name, limits)
+        located = _parse_toml(text, name, limits)
+        if not located:
+            raise _empty(name)
+        return located
     if fmt == "json":
         from .jsonpos import parse_json
 
@@ -114,7 +117,7 @@ def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
     else:
         value = _YamlReader(name, limits).read(text)
     if value is None:
-        return LocMap(Source(name, 1, 1))
+        raise _empty(name)
     if not isinstance(value, LocMap):
         raise _fail(
             "PC202",
@@ -122,6 +125,17 @@ def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
             getattr(value, "src", None) or Source(name, 1, 1),
         )
     return value
+
+
+def _empty(name: str) -> PolicyError:
+    # Fail closed: an empty document would be a policy with no rules, that is every tool for
+    # every run, and an empty file is what a half-finished in-place write looks like.
+    return _fail(
+        "PC111",
+        "the file is empty (or holds only comments)",
+        Source(name, 1, 1),
+        fix="write {} if a policy without rules is really intended",
+    )
 
 
 # -- YAML (and JSON) --------------------------------------------------------------------------

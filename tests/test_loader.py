@@ -77,9 +77,21 @@ def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
     assert load_document(path).data == {"tools": {"deny": ["exec"]}}
 
 
-def test_empty_file_is_an_empty_policy(tmp_path: Path) -> None:
-    policy = load_policy(write(tmp_path, "p.yaml", ""))
-    assert policy.catalog.name == "openclaw"
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("p.yaml", ""),
+        ("p.yaml", "# only a comment\n"),
+        ("p.toml", "# nothing\n"),
+        ("p.json", "  \n"),
+    ],
+)
+def test_empty_file_is_refused(tmp_path: Path, name: str, text: str) -> None:
+    # an empty policy would allow everything: fail closed
+    with pytest.raises(PolicyError) as exc:
+        load_policy(write(tmp_path, name, text))
+    assert only_error(exc) == ("PC111", 1, 1)
+    assert load_policy(write(tmp_path, "explicit.yaml", "{}\n")).catalog.name == "openclaw"
 
 
 # -- extends ---------------------------------------------------------------------------------
