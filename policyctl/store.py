@@ -1,11 +1,12 @@
 """PolicyStore: hot reload that never serves a broken policy.
 
 The store watches a policy file and everything it extends (and an operator catalog file).
-When one changes (and has been quiet for a moment: see `check`), the new version is loaded and
-compiled off the hot path and swapped in with a single reference assignment, so a resolve sees one whole version, never a mix, and a resolve
-in flight finishes on the version it started with. An invalid, truncated or deleted file leaves
-the last good version in service and is reported (log and callback). A store whose policy was
-never valid fails closed: `resolve` raises and grants nothing.
+When one changes (and has been quiet for a moment: see `check`), the new version is loaded
+and compiled off the hot path and swapped in with a single reference assignment, so a resolve
+sees one whole version, never a mix, and a resolve in flight finishes on the version it
+started with. An invalid, truncated or deleted file leaves the last good version in service
+and is reported (log and callback). A store whose policy was never valid fails closed:
+`resolve` raises and grants nothing.
 """
 
 from __future__ import annotations

@@ -13,8 +13,14 @@ import pytest
 from policyctl import PolicyError, RunContext, Sender
 from policyctl.store import PolicyStore, PolicyUnavailable
 
-VALID_A = "tools:\n  profile: coding\n  deny: [exec, process]\nagents:\n  entries:\n    a: {tools: {deny: [write]}}\n"
-VALID_B = "tools:\n  profile: messaging\n  deny: [message]\nagents:\n  entries:\n    a: {tools: {alsoAllow: [read]}}\n"
+VALID_A = (
+    "tools:\n  profile: coding\n  deny: [exec, process]\n"
+    "agents:\n  entries:\n    a: {tools: {deny: [write]}}\n"
+)
+VALID_B = (
+    "tools:\n  profile: messaging\n  deny: [message]\n"
+    "agents:\n  entries:\n    a: {tools: {alsoAllow: [read]}}\n"
+)
 INVALID = "tools:\n  profile: codng\n"
 BROKEN_YAML = "tools: [unclosed\n"
 CTX = RunContext(agent="a", sender=Sender(id="1"))
