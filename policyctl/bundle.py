@@ -57,7 +57,12 @@ def build_bundle(loaded: LoadedDocument, policy: CompiledPolicy) -> dict[str, An
         "document": doc.model_dump(mode="json", by_alias=True, exclude_none=True),
         "locations": {"values": rows(loaded.locations.values), "keys": rows(loaded.locations.keys)},
     }
-    body["hash"] = "sha256:" + hashlib.sha256(_canonical(body).encode()).hexdigest()
+    # `hash`: what the policy says (catalog and document) - the same for the same policy
+    # whatever the key order, comments or layout of its files. `contentHash`: everything,
+    # locations included - what `--check` and loading compare.
+    semantic = {"format": FORMAT, "catalog": body["catalog"], "document": body["document"]}
+    body["hash"] = "sha256:" + hashlib.sha256(_canonical(semantic).encode()).hexdigest()
+    body["contentHash"] = "sha256:" + hashlib.sha256(_canonical(body).encode()).hexdigest()
     return body
 
 
@@ -82,7 +87,7 @@ def load_bundle(path: str | Path) -> CompiledPolicy:
         raise _bundle_error(shown, f"not a bundle: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _bundle_error(shown, f"not a {FORMAT} file")
-    claimed = data.pop("hash", None)
+    claimed = data.pop("contentHash", None)
     actual = "sha256:" + hashlib.sha256(_canonical(data).encode()).hexdigest()
     if claimed != actual:
         raise _bundle_error(

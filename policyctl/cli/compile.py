@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError) as exc:
             print(f"policyctl compile: cannot read {args.check}: {exc}", file=sys.stderr)
             return EXIT_USAGE
-        if isinstance(existing, dict) and existing.get("hash") == bundle["hash"]:
+        if isinstance(existing, dict) and existing.get("contentHash") == bundle["contentHash"]:
             print(f"{args.check} is up to date ({bundle['hash'][:19]}…)")
             return EXIT_OK
         print(

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from ..explain import decide_tool, sandbox_refusal
 from ..inventory import Inventory, Tool
+from ..names import ascii_problem
 from ..resolution import RemovedTool, Resolution
 from .arguments import ArgumentError, coerce_arguments
 from .tools import RuntimeTool
@@ -62,6 +63,14 @@ class ToolRegistry:
     # -- what exists -------------------------------------------------------------------------
 
     def register(self, tool: RuntimeTool, *, replace: bool = False) -> None:
+        problem = (
+            ascii_problem(tool.name)
+            if tool.name == tool.name.strip().lower()
+            else "not lowercase and trimmed"
+        )
+        if problem:
+            # the policy matches normalised ASCII names; any other name could never be allowed
+            raise ValueError(f"tool name {tool.name!r}: {problem}")
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool

@@ -1,0 +1,124 @@
+"""Resource limits: hostile inputs end quickly, in bounded memory, with a diagnostic.
+
+The time and memory bounds asserted here are hang and blow-up guards, set well above what the
+machine needs (see bench/ for performance figures)."""
+
+from __future__ import annotations
+
+import json
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policyctl import PolicyError, RunContext, load_policy, load_policy_text, resolve
+from policyctl.inventory import Tool
+from policyctl.names import Glob
+
+
+def bounded(fn: Callable[[], Any], seconds: float, megabytes: float) -> Any:
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        result = fn()
+    finally:
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+    assert elapsed < seconds, f"took {elapsed:.2f} s"
+    assert peak < megabytes, f"peak {peak:.0f} MB"
+    return result
+
+
+def expect_code(fn: Callable[[], Any], code: str) -> None:
+    with pytest.raises(PolicyError) as exc:
+        fn()
+    assert exc.value.diagnostics[0].code == code
+    assert exc.value.diagnostics[0].source is not None
+
+
+@pytest.mark.parametrize("width,depth", [(9, 9), (50, 5), (2, 40)])
+def test_alias_bombs(width: int, depth: int) -> None:
+    lines = ['a0: &a0 ["x"]']
+    for level in range(1, depth + 1):
+        refs = ",".join(f"*a{level - 1}" for _ in range(width))
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    text = "\n".join(lines) + "\n"
+    bounded(lambda: expect_code(lambda: load_policy_text(text, "bomb.yaml"), "PC108"), 5, 50)
+
+
+@pytest.mark.parametrize(
+    "name,text",
+    [
+        ("deep.yaml", "x: " + "[" * 5000 + "]" * 5000),
+        ("deep.json", '{"x": ' + "[" * 5000 + "]" * 5000 + "}"),
+        (
+            "deep2.yaml",
+            "".join(f"{' ' * (2 * i)}k{i}:\n" for i in range(200)) + " " * 400 + "v: 1\n",
+        ),
+    ],
+)
+def test_deep_nesting(name: str, text: str) -> None:
+    bounded(lambda: expect_code(lambda: load_policy_text(text, name), "PC107"), 5, 50)
+
+
+def test_deep_nesting_toml() -> None:
+    text = "x = " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(PolicyError) as exc:
+        bounded(lambda: load_policy_text(text, "deep.toml"), 5, 100)
+    assert exc.value.diagnostics[0].code in ("PC107", "PC103")
+
+
+@pytest.mark.parametrize("fmt", ["yaml", "json"])
+def test_hundred_thousand_entries_in_one_list(fmt: str) -> None:
+    entries = [f"tool_{i}" for i in range(100_000)]
+    doc = {"tools": {"deny": entries}}
+    text = (
+        json.dumps(doc)
+        if fmt == "json"
+        else "tools:\n  deny:\n" + "".join(f"    - {e}\n" for e in entries)
+    )
+    # generous: tracemalloc itself slows the YAML event reader several times over
+    policy = bounded(
+        lambda: load_policy_text(text, f"big.{fmt}"), 150 if fmt == "yaml" else 60, 400
+    )
+    res = bounded(
+        lambda: resolve(
+            policy, RunContext(), [Tool("exec"), Tool("tool_99999")], require_tools=False
+        ),
+        2,
+        100,
+    )
+    assert res.allowed == ("exec",)
+
+
+def test_huge_lists_of_scopes() -> None:
+    doc = {"tools": {"toolsBySender": {f"id:{i}": {"deny": ["exec"]} for i in range(20_000)}}}
+    policy = bounded(lambda: load_policy_text(json.dumps(doc), "senders.json"), 60, 400)
+    res = bounded(
+        lambda: resolve(policy, RunContext(sender=__import__("policyctl").Sender(id="19999"))),
+        1,
+        50,
+    )
+    assert "exec" not in res.allowed
+
+
+def test_pathological_globs_against_long_names() -> None:
+    pattern = "*a" * 40 + "*b"
+    name = "a" * 100_000
+    assert bounded(lambda: Glob.compile(pattern).matches(name), 1, 10) is False
+    deny = ["*a" * n + "*b" for n in range(1, 60)]
+    policy = load_policy_text(json.dumps({"tools": {"deny": deny}}), "globs.json")
+    inventory = [Tool("a" * 10_000 + str(i), "bundle-mcp") for i in range(200)] + [Tool("exec")]
+    res = bounded(lambda: resolve(policy, RunContext(), inventory, require_tools=False), 10, 200)
+    assert res.allowed[-1] == "exec" and len(res.allowed) == 201
+
+
+def test_oversized_file_is_refused_without_reading_it(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as fh:
+        fh.truncate(60 * 1024 * 1024)  # sparse: 60 MiB of zeros
+    bounded(lambda: expect_code(lambda: load_policy(path), "PC106"), 2, 10)
