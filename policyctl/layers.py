@@ -470,14 +470,24 @@ def _pick_group(steps: tuple[GroupStep, ...], fallback: str, candidates: list[st
     for _, value in steps:
         if isinstance(value, LayerPolicy):
             return LayerPlan(7, value, None, value.label)
-        hit = _match_sender(value, candidates)
-        if hit is None:
-            continue
-        key, matched = hit
-        if matched is None:
-            return LayerPlan(7, None, f"group sender entry {key} has no policy", BASE_LABELS[6])
-        return LayerPlan(7, matched, None, matched.label)
+        plan = _sender_plan(7, "group sender entry", value, candidates)
+        if plan is not None:
+            return plan
     return LayerPlan(7, None, fallback, BASE_LABELS[6])
+
+
+def _sender_plan(
+    stage: int, what: str, table: SenderTable, candidates: list[str]
+) -> LayerPlan | None:
+    """The plan a matching sender key gives (a match with an empty policy skips the layer,
+    yet still wins over any less specific table); None when no key matches."""
+    hit = _match_sender(table, candidates)
+    if hit is None:
+        return None
+    key, matched = hit
+    if matched is None:
+        return LayerPlan(stage, None, f"{what} {key} has no policy", BASE_LABELS[stage - 1])
+    return LayerPlan(stage, matched, None, matched.label)
 
 
 def sender_candidates(channel: str | None, s: Sender) -> list[str]:
@@ -509,13 +519,9 @@ def _match_sender(
 
 def _sender_layer(tables: tuple[SenderTable, ...], candidates: list[str]) -> LayerPlan:
     for table in tables:
-        hit = _match_sender(table, candidates)
-        if hit is None:
-            continue
-        key, matched = hit
-        if matched is None:
-            return LayerPlan(8, None, f"sender entry {key} has no policy", BASE_LABELS[7])
-        return LayerPlan(8, matched, None, matched.label)
+        plan = _sender_plan(8, "sender entry", table, candidates)
+        if plan is not None:
+            return plan
     return LayerPlan(8, None, "no toolsBySender entry matches this sender", BASE_LABELS[7])
 
 

@@ -27,6 +27,22 @@ class Reported(Exception):
         self.code = code
 
 
+def subcommand(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_text: str,
+    example: str,
+) -> argparse.ArgumentParser:
+    """A subcommand's parser: its help line, and its examples shown under --help."""
+    return sub.add_parser(
+        name,
+        help=help_text,
+        description=help_text,
+        epilog=example,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
 def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> None:
     """The flags that describe a run. `explain` uses `--tool` for the tool it explains, so
     there the inventory addition is spelled `--add-tool` only (accepted everywhere)."""

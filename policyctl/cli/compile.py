@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = "compile a policy into a deterministic JSON bundle (or check that a bundle is fresh)"
 EXAMPLE = """examples:
@@ -16,13 +16,7 @@ EXAMPLE = """examples:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "compile",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "compile", HELP, EXAMPLE)
     p.add_argument("file", help="policy file")
     p.add_argument("-o", "--output", metavar="BUNDLE", help="write here (default: stdout)")
     p.add_argument("--check", metavar="BUNDLE", help="tell whether BUNDLE matches FILE")

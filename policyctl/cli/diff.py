@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = "compare two policies over their context matrices: tools gained and lost, and why"
 EXAMPLE = """examples:
@@ -17,13 +17,7 @@ EXAMPLE = """examples:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "diff",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "diff", HELP, EXAMPLE)
     p.add_argument("old", help="old policy: a file, or REV:path for a git revision of it")
     p.add_argument("new", help="new policy file (or REV:path)")
     p.add_argument("--format", choices=["text", "json", "markdown"], default="text")

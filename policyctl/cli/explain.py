@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .common import EXIT_OK, EXIT_USAGE, add_context_flags
+from .common import EXIT_OK, EXIT_USAGE, add_context_flags, subcommand
 
 if TYPE_CHECKING:
     from ..resolve import Resolution
@@ -28,13 +28,7 @@ _CODE = re.compile(r"PC\d{3}\Z", re.IGNORECASE)
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "explain",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "explain", HELP, EXAMPLE)
     p.add_argument("file", help="policy file, or a diagnostic code such as PC303")
     p.add_argument("--tool", dest="explain_tool", metavar="NAME", help="the tool to explain")
     p.add_argument("--trail", action="store_true", help="show all eleven layers")

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = "format policy files canonically, keeping comments (YAML and JSON)"
 EXAMPLE = """examples:
@@ -17,13 +17,7 @@ EXAMPLE = """examples:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "fmt",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "fmt", HELP, EXAMPLE)
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument(
         "--check", action="store_true", help="change nothing; exit 1 if a file would change"

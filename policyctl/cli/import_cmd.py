@@ -7,7 +7,7 @@ import io
 import sys
 from pathlib import Path
 
-from .common import EXIT_OK, EXIT_USAGE
+from .common import EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = "convert the tool policy of an OpenClaw config (JSON5) into a policyctl YAML file"
 EXAMPLE = """examples:
@@ -17,13 +17,7 @@ EXAMPLE = """examples:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "import",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "import", HELP, EXAMPLE)
     p.add_argument("file", help="OpenClaw config (openclaw.json, JSON5 allowed)")
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     p.add_argument("--catalog", default="openclaw", help="catalog to name in the output")

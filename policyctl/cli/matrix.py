@@ -7,7 +7,7 @@ import csv
 import json
 import sys
 
-from .common import EXIT_OK
+from .common import EXIT_OK, subcommand
 
 HELP = "print the context matrix: every distinct context x tool, allowed or removed at a layer"
 EXAMPLE = """examples:
@@ -17,13 +17,7 @@ EXAMPLE = """examples:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "matrix",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "matrix", HELP, EXAMPLE)
     p.add_argument("file", help="policy file")
     p.add_argument("--format", choices=["text", "json", "csv"], default="text")
     p.add_argument(

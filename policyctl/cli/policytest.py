@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 if TYPE_CHECKING:
     from ..testing import FileResult
@@ -22,13 +21,7 @@ EXAMPLE = """examples:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "test",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "test", HELP, EXAMPLE)
     p.add_argument("files", nargs="+", metavar="FILE", help="policy test files (YAML or TOML)")
     p.add_argument("--format", choices=["text", "junit", "sarif"], default="text")
     p.add_argument(
@@ -157,8 +150,7 @@ def render_junit(results: list[FileResult]) -> str:
 
 
 def render_sarif(results: list[FileResult]) -> str:
-    from .. import __version__
-    from .report import SARIF_SCHEMA, _uri
+    from .report import sarif_log, sarif_result
 
     rules = [
         {
@@ -182,36 +174,16 @@ def render_sarif(results: list[FileResult]) -> str:
             "defaultConfiguration": {"level": "error"},
         },
     ]
-    found = []
-    for fr in results:
-        for r in fr.results:
-            if r.passed:
-                continue
-            rule = "PT001" if r.kind == "case" else "PT002"
-            result: dict[str, Any] = {
-                "ruleId": rule,
-                "ruleIndex": 0 if rule == "PT001" else 1,
-                "level": "error",
-                "message": {"text": f"{r.name}: " + "; ".join(r.failures[:5])},
-            }
-            if r.source is not None:
-                result["locations"] = [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": _uri(r.source.file)},
-                            "region": {"startLine": r.source.line, "startColumn": r.source.column},
-                        }
-                    }
-                ]
-            found.append(result)
-    log = {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [
-            {
-                "tool": {"driver": {"name": "policyctl", "version": __version__, "rules": rules}},
-                "results": found,
-            }
-        ],
-    }
-    return json.dumps(log, indent=2) + "\n"
+    found = [
+        sarif_result(
+            "PT001" if r.kind == "case" else "PT002",
+            0 if r.kind == "case" else 1,
+            "error",
+            f"{r.name}: " + "; ".join(r.failures[:5]),
+            r.source,
+        )
+        for fr in results
+        for r in fr.results
+        if not r.passed
+    ]
+    return sarif_log(rules, found)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..diagnostics import CODES, Diagnostic, Severity
+from ..diagnostics import CODES, Diagnostic, Severity, Source
 from .output import Painter, count_summary, render_diagnostic
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -63,24 +63,43 @@ def render_sarif(diags: Sequence[Diagnostic]) -> str:
         }
         for code in used
     ]
-    results = []
-    for d in diags:
-        result: dict[str, Any] = {
-            "ruleId": d.code,
-            "ruleIndex": used.index(d.code),
-            "level": _SARIF_LEVEL[d.severity],
-            "message": {"text": d.message + (f" ({d.fix})" if d.fix else "")},
-        }
-        if d.source is not None:
-            result["locations"] = [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": {"uri": _uri(d.source.file)},
-                        "region": {"startLine": d.source.line, "startColumn": d.source.column},
-                    }
+    results = [
+        sarif_result(
+            d.code,
+            used.index(d.code),
+            _SARIF_LEVEL[d.severity],
+            d.message + (f" ({d.fix})" if d.fix else ""),
+            d.source,
+        )
+        for d in diags
+    ]
+    return sarif_log(rules, results)
+
+
+def sarif_result(
+    rule_id: str, rule_index: int, level: str, text: str, source: Source | None
+) -> dict[str, Any]:
+    """One SARIF result, located when the finding has a source."""
+    result: dict[str, Any] = {
+        "ruleId": rule_id,
+        "ruleIndex": rule_index,
+        "level": level,
+        "message": {"text": text},
+    }
+    if source is not None:
+        result["locations"] = [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(source.file)},
+                    "region": {"startLine": source.line, "startColumn": source.column},
                 }
-            ]
-        results.append(result)
+            }
+        ]
+    return result
+
+
+def sarif_log(rules: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
+    """A SARIF 2.1.0 log of one policyctl run."""
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",

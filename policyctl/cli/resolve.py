@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EXIT_FINDINGS, EXIT_OK, add_context_flags
+from .common import EXIT_FINDINGS, EXIT_OK, add_context_flags, subcommand
 
 HELP = "print the tools a run may use"
 EXAMPLE = """example:
@@ -15,13 +15,7 @@ EXAMPLE = """example:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "resolve",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "resolve", HELP, EXAMPLE)
     p.add_argument("file", help="policy file (YAML, TOML or JSON)")
     p.add_argument("--format", choices=["text", "json"], default="text")
     add_context_flags(p)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_FINDINGS, EXIT_OK
+from .common import EXIT_FINDINGS, EXIT_OK, subcommand
 
 HELP = "print the JSON Schema of policy files (for editors and CI validators)"
 EXAMPLE = """examples:
@@ -20,13 +20,7 @@ EXAMPLE = """examples:
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from ..schemas import SCHEMAS
 
-    p = sub.add_parser(
-        "schema",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "schema", HELP, EXAMPLE)
     p.add_argument("--kind", choices=sorted(SCHEMAS), default="policy")
     p.add_argument("--output-dir", metavar="DIR", help="write every schema file into DIR")
     p.add_argument("--check", action="store_true", help="with --output-dir: exit 1 if stale")

@@ -7,7 +7,7 @@ import argparse
 import json
 from typing import Any
 
-from .common import EXIT_FINDINGS, EXIT_OK, UsageError, add_context_flags
+from .common import EXIT_FINDINGS, EXIT_OK, UsageError, add_context_flags, subcommand
 
 HELP = "replay recorded tool calls against a policy: allowed, refused (where), or vetoed"
 EXAMPLE = """examples:
@@ -20,13 +20,7 @@ Exit 1 when any call would be refused or vetoed.
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "simulate",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "simulate", HELP, EXAMPLE)
     p.add_argument("file", help="policy file")
     p.add_argument("--calls", required=True, metavar="JSONL", help="recorded calls, one per line")
     p.add_argument("--format", choices=["text", "json"], default="text")

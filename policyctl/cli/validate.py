@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = "check policy files: schema, semantics, unknown names, empty tool sets"
 EXAMPLE = """examples:
@@ -17,13 +17,7 @@ _UNREADABLE = {"PC101", "PC102", "PC106"}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "validate",
-        help=HELP,
-        description=HELP,
-        epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = subcommand(sub, "validate", HELP, EXAMPLE)
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--format", choices=["text", "json", "sarif", "github"], default="text")
     p.add_argument("--strict", action="store_true", help="unknown names are errors")
