@@ -341,12 +341,3 @@ def load_catalog(
         current = _read_catalog_file(base_path, limits, shown)
         chain.append(current)
     return _derive(list(reversed(chain)))
-
-
-def catalog_summary(catalog: Catalog) -> dict[str, Any]:
-    return {
-        "name": catalog.name,
-        "tools": len(catalog.tools),
-        "profiles": sorted(catalog.profiles),
-        "groups": sorted(catalog.groups),
-    }

@@ -9,6 +9,7 @@ memoised on the compiled policy, so a context shape seen before costs nothing to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -303,8 +304,7 @@ def plan_layers(
     return list(plans_for(shape, eff.sender)), list(shape.notes)
 
 
-def _first(table: dict[str, ProviderScope] | object, keys: list[str]) -> ProviderScope | None:
-    assert isinstance(table, dict)
+def _first(table: Mapping[str, ProviderScope], keys: list[str]) -> ProviderScope | None:
     for key in keys:
         found = table.get(key)
         if found is not None:

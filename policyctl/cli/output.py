@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TextIO
 
-from ..diagnostics import CODES, Diagnostic, Severity
+from ..diagnostics import Diagnostic, Severity
 
 _COLOURS = {"red": "31", "yellow": "33", "green": "32", "bold": "1", "dim": "2", "cyan": "36"}
 
@@ -79,8 +79,3 @@ def count_summary(diags: Iterable[Diagnostic]) -> str:
     errors = sum(1 for d in diags if d.severity is Severity.ERROR)
     warnings = sum(1 for d in diags if d.severity is Severity.WARNING)
     return f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
-
-
-def code_title(code: str) -> str:
-    info = CODES.get(code)
-    return info.title if info else ""

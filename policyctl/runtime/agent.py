@@ -35,19 +35,16 @@ class RunResult:
 def batches(calls: Sequence[ToolCall], gate: CallGate) -> list[list[ToolCall]]:
     """Consecutive concurrency-safe calls together; every other call alone; order kept."""
     out: list[list[ToolCall]] = []
+    previous_safe = False
     for call in calls:
         tool = gate.registry.get(call.name)
         safe = tool is not None and tool.concurrency_safe
-        if safe and out and out[-1] and _safe(out[-1][-1], gate):
+        if safe and previous_safe:
             out[-1].append(call)
         else:
             out.append([call])
+        previous_safe = safe
     return out
-
-
-def _safe(call: ToolCall, gate: CallGate) -> bool:
-    tool = gate.registry.get(call.name)
-    return tool is not None and tool.concurrency_safe
 
 
 async def run_loop(
