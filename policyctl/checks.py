@@ -20,7 +20,7 @@ from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .matrix import context_matrix
 from .names import Glob, is_glob
-from .resolve import NoCallableToolsError, default_inventory, resolve
+from .resolve import NoCallableToolsError, decide, default_inventory, resolve
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,8 @@ def check_policy(
     universe = _Universe(policy.catalog, inventory)
     out: list[Diagnostic] = []
     unknown_severity = Severity.ERROR if strict else Severity.WARNING
-    global_deny = policy.global_tools.policy.deny if policy.global_tools.policy else None
+    global_policy = policy.global_tools.policy
+    global_deny = global_policy.deny if global_policy else None
     scopes = list(iter_scopes(policy))
 
     def add(
@@ -163,7 +164,7 @@ def check_policy(
                         universe.suggest(entry),
                         unknown_severity,
                     )
-        out.extend(_never_matters(scope, global_deny))
+        out.extend(_never_matters(scope, global_policy, policy.catalog))
         out.extend(_write_without_apply_patch(scope, global_deny))
         if scope.key.endswith("sandbox.tools") and scope.deny is not None:
             out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
@@ -182,7 +183,12 @@ def _names_of(entry: Entry, catalog: Catalog) -> tuple[str, ...]:
     return catalog.covers.get(entry.text, (entry.text,))
 
 
-def _never_matters(scope: Scope, global_deny: EntryList | None) -> Iterator[Diagnostic]:
+def _never_matters(
+    scope: Scope, global_policy: LayerPolicy | None, catalog: Catalog
+) -> Iterator[Diagnostic]:
+    """Entries that never change a result: allowed where the same scope denies them, or
+    denied although layer 3 (which applies to every run) already removes the tool."""
+    global_deny = global_policy.deny if global_policy is not None else None
     deny = scope.deny
     if deny is not None:
         for lst in scope.allows:
@@ -200,8 +206,9 @@ def _never_matters(scope: Scope, global_deny: EntryList | None) -> Iterator[Diag
                         entry.key,
                         "remove one of the two entries",
                     )
-    if deny is None or global_deny is None or scope.key == "tools":
+    if deny is None or global_policy is None or scope.key == "tools":
         return
+    global_deny = global_deny if global_deny is not None else _NOTHING
     for entry in _config_entries(deny):
         if entry.text == "*" or is_glob(entry.text):
             continue
@@ -216,6 +223,26 @@ def _never_matters(scope: Scope, global_deny: EntryList | None) -> Iterator[Diag
                 entry.key,
                 "remove this entry; the global deny covers it",
             )
+        elif (
+            global_policy is not None
+            and global_policy.allow is not None
+            and global_policy.allow.restrictive
+            and entry.text in catalog.tool_ids
+            and decide(entry.text, None, global_policy, catalog) is not None
+        ):
+            global_allow = global_policy.allow
+            where = f" at {global_allow.source}" if global_allow.source else ""
+            yield Diagnostic.make(
+                "PC413",
+                f'"{entry.text}" is denied in {_list(entry)}, but it is not in tools.allow'
+                f"{where}, which removes it from every run first",
+                entry.source,
+                entry.key,
+                "remove this entry; the global allow list already excludes it",
+            )
+
+
+_NOTHING = EntryList("", None, ())
 
 
 def _write_without_apply_patch(scope: Scope, global_deny: EntryList | None) -> Iterator[Diagnostic]:
