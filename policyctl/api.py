@@ -25,7 +25,11 @@ def validate_document(loaded: LoadedDocument) -> PolicyDocument:
     except ValidationError as exc:
         raise PolicyError(
             diagnostics_from_validation(
-                exc, loaded.locations, model=PolicyDocument, extra_keys=["extends"]
+                exc,
+                loaded.locations,
+                model=PolicyDocument,
+                extra_keys=["extends"],
+                data=loaded.data,
             )
         ) from None
 

@@ -260,7 +260,9 @@ def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
         parsed = CatalogFile.model_validate(data)
     except ValidationError as exc:
         raise PolicyError(
-            diagnostics_from_validation(exc, index, code_for_extra="PC305", model=CatalogFile)
+            diagnostics_from_validation(
+                exc, index, code_for_extra="PC305", model=CatalogFile, data=data
+            )
         ) from None
     problems = []
     for i, row in enumerate(parsed.tools):

@@ -77,21 +77,30 @@ def diagnostics_from_validation(
     code_for_extra: str = "PC201",
     model: type[BaseModel] | None = None,
     extra_keys: Iterable[str] = (),
+    data: Any = None,
 ) -> list[Diagnostic]:
-    """One diagnostic per distinct problem, located at the key or value that caused it."""
+    """One diagnostic per distinct problem, located at the key or value that caused it.
+
+    `data` (what was validated) tells the steps of an error's location that are real keys
+    and indexes from those pydantic adds for union members (`NeverInvariant`, `str`): a
+    policy may well have a key named `bool`."""
     out: list[Diagnostic] = []
     seen: set[tuple[str, tuple[Any, ...]]] = set()
     for err in exc.errors():
         # Union members each report the same spot; keep the first report per path and kind.
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         kind = err["type"]
-        path = tuple(p for p in loc if not _is_union_tag(p))
+        path = (
+            _real_path(loc, data, keep_last=kind == "missing")
+            if data is not None
+            else tuple(p for p in loc if not _is_union_tag(p))
+        )
         marker = (kind if kind in ("extra_forbidden", "missing") else "type", path)
         if marker in seen or any(s[1] == path for s in seen):
             continue
         seen.add(marker)
         shown = format_path(path)
-        if kind == "extra_forbidden":
+        if kind == "extra_forbidden" and path:
             key = str(path[-1])
             known = [
                 *(keys_at(model, path[:-1]) if model else []),
@@ -106,7 +115,7 @@ def diagnostics_from_validation(
                     suggestion(key, known),
                 )
             )
-        elif kind == "missing":
+        elif kind == "missing" and path:
             out.append(
                 Diagnostic.make(
                     "PC204",
@@ -140,6 +149,20 @@ def diagnostics_from_validation(
                 )
             )
     return out
+
+
+def _real_path(loc: tuple[Any, ...], data: Any, keep_last: bool) -> tuple[Any, ...]:
+    out: list[Any] = []
+    node = data
+    for i, part in enumerate(loc):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
+            out.append(part)
+            node = node[part]
+        elif keep_last and i == len(loc) - 1:
+            out.append(part)  # a missing key is, by definition, not in the data
+    return tuple(out)
 
 
 def _is_union_tag(part: Any) -> bool:

@@ -127,7 +127,9 @@ def load_test_file(path: str | Path) -> tuple[PolicyTestFile, Any]:
         return PolicyTestFile.model_validate(loaded.data), loaded.locations
     except ValidationError as exc:
         raise PolicyError(
-            diagnostics_from_validation(exc, loaded.locations, model=PolicyTestFile)
+            diagnostics_from_validation(
+                exc, loaded.locations, model=PolicyTestFile, data=loaded.data
+            )
         ) from None
 
 

@@ -95,7 +95,9 @@ def _context_file(path: str) -> RunContext:
     except PolicyError as exc:
         raise UsageError("invalid context file\n" + render_diagnostics(exc.diagnostics)) from None
     except ValidationError as exc:
-        diags = diagnostics_from_validation(exc, loaded.locations, model=ContextSpec)
+        diags = diagnostics_from_validation(
+            exc, loaded.locations, model=ContextSpec, data=loaded.data
+        )
         raise UsageError("invalid context file\n" + render_diagnostics(diags)) from None
 
 
