@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from policyctl import CompiledPolicy, RunContext, Sender, load_policy, resolve
 from policyctl.inventory import Tool
 from policyctl.resolve import Resolution
+
+# CI explores a fixed sequence of examples, so a submission's result does not depend on luck;
+# local runs explore new ones every time (and `POLICYCTL_FUZZ_EXAMPLES` makes them longer).
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
