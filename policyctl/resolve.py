@@ -58,7 +58,7 @@ __all__ = [
     "resolve_reference",
 ]
 
-_RESULTS_MAX = 65_536
+_RESULTS_MAX = 4096  # a resolution whose trail was read holds ~10 KB: bound the memory
 _SHAPES_MAX = 16_384
 _INDEXES_MAX = 64
 
@@ -109,7 +109,9 @@ def resolve(
         cached = _resolve(policy, ctx, inv)
         results = policy.results
         if len(results) >= _RESULTS_MAX:
-            del results[next(iter(results))]
+            # Start afresh rather than evict one by one: deleting from the front of a dict
+            # makes the next lookup of its first key walk past every deleted slot.
+            results.clear()
         results[key] = cached
     res, emptied = cached
     if require_tools and emptied:
@@ -141,7 +143,7 @@ def _resolve(
     shape = shapes.get(shape_key)
     if shape is None:
         if len(shapes) >= _SHAPES_MAX:
-            del shapes[next(iter(shapes))]
+            shapes.clear()
         shape = build_shape(policy, ctx)
         shapes[shape_key] = shape
     index = _index(policy, inv)
