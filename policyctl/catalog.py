@@ -14,11 +14,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from .diagnostics import Diagnostic, PolicyError, Source
 from .loader import detect_format, parse_text, read_text
 from .located import flatten
+from .model import StrictModel as _Strict
 from .names import ascii_problem
 from .settings import Limits, default_limits
 
@@ -34,10 +35,6 @@ def data_dir(kind: str) -> Path:
 
 
 # -- the file format -------------------------------------------------------------------------
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class ToolRow(_Strict):

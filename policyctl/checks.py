@@ -18,6 +18,7 @@ from .compile import CompiledPolicy, LayerPolicy, SenderTable, ToolsScope
 from .diagnostics import Diagnostic, Severity, did_you_mean
 from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
+from .located import list_path
 from .matrix import context_matrix
 from .names import Glob, is_glob
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
@@ -147,7 +148,7 @@ def check_policy(
                 if not universe.knows(entry):
                     add(
                         "PC410",
-                        f'"{entry.raw.strip()}" in {_list(entry)} names no tool, group or '
+                        f'"{entry.raw.strip()}" in {list_path(entry.key)} names no tool, group or '
                         "plugin of the catalog or the declared inventory",
                         entry,
                         universe.suggest(entry),
@@ -158,7 +159,7 @@ def check_policy(
                 if not universe.knows(entry):
                     add(
                         "PC411",
-                        f'deny entry "{entry.raw.strip()}" in {_list(entry)} matches '
+                        f'deny entry "{entry.raw.strip()}" in {list_path(entry.key)} matches '
                         "nothing in the catalog or the declared inventory",
                         entry,
                         universe.suggest(entry),
@@ -170,11 +171,6 @@ def check_policy(
             out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
     out.extend(_empty_contexts(policy, max_contexts))
     return out
-
-
-def _list(entry: Entry) -> str:
-    cut = entry.key.rfind("[")
-    return entry.key[:cut] if cut > 0 else entry.key
 
 
 def _names_of(entry: Entry, catalog: Catalog) -> tuple[str, ...]:
@@ -199,7 +195,7 @@ def _never_matters(
                 if hit is not None:
                     yield Diagnostic.make(
                         "PC412",
-                        f'"{entry.text}" is allowed in {_list(entry)} and denied by '
+                        f'"{entry.text}" is allowed in {list_path(entry.key)} and denied by '
                         f'"{hit.entry.text}" in the same scope: the deny wins, this entry never '
                         "matters",
                         entry.source,
@@ -217,7 +213,7 @@ def _never_matters(
             where = f" at {hit.entry.source}" if hit.entry.source else ""
             yield Diagnostic.make(
                 "PC413",
-                f'"{entry.text}" is denied in {_list(entry)}, but tools.deny '
+                f'"{entry.text}" is denied in {list_path(entry.key)}, but tools.deny '
                 f'("{hit.entry.text}"{where}) already removes it from every run',
                 entry.source,
                 entry.key,
@@ -234,7 +230,7 @@ def _never_matters(
             where = f" at {global_allow.source}" if global_allow.source else ""
             yield Diagnostic.make(
                 "PC413",
-                f'"{entry.text}" is denied in {_list(entry)}, but it is not in tools.allow'
+                f'"{entry.text}" is denied in {list_path(entry.key)}, but it is not in tools.allow'
                 f"{where}, which removes it from every run first",
                 entry.source,
                 entry.key,
@@ -258,11 +254,11 @@ def _write_without_apply_patch(scope: Scope, global_deny: EntryList | None) -> I
         return
     yield Diagnostic.make(
         "PC404",
-        f"write is denied in {_list(hit.entry)} but apply_patch is not: apply_patch can "
+        f"write is denied in {list_path(hit.entry.key)} but apply_patch is not: apply_patch can "
         "still change files",
         hit.entry.source,
         hit.entry.key,
-        f"add apply_patch to {_list(hit.entry)}",
+        f"add apply_patch to {list_path(hit.entry.key)}",
     )
 
 

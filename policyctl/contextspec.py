@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from .context import Capture, RunContext, Sender
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+from .model import StrictModel as _Strict
 
 
 class SenderSpec(_Strict):

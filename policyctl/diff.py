@@ -16,6 +16,7 @@ from .api import compile_loaded
 from .compile import CompiledPolicy
 from .diagnostics import Diagnostic, PolicyError
 from .loader import load_document
+from .located import list_path
 from .matrix import MatrixContext, context_matrix
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
@@ -89,7 +90,7 @@ def _git(args: list[str], cwd: Path) -> str:
 
 def _rule(r: RemovedTool) -> tuple[str, str | None]:
     if r.kind == "deny" and r.entry:
-        return f'{r.scope.rsplit("[", 1)[0]} ("{r.entry}")', str(r.source) if r.source else None
+        return f'{list_path(r.scope)} ("{r.entry}")', str(r.source) if r.source else None
     if r.kind == "allow":
         return f"{r.scope} (not in the allow list; {r.label})", str(r.source) if r.source else None
     return f"{r.label} ({r.kind})", None

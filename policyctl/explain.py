@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .located import list_path
 from .resolve import RemovedTool, Resolution
 
 
@@ -27,12 +28,6 @@ class ToolDecision:
             "removed": self.removal.to_json() if self.removal else None,
             "fix": self.fix,
         }
-
-
-def _list_key(key: str) -> str:
-    """`tools.deny[3]` -> `tools.deny`."""
-    cut = key.rfind("[")
-    return key[:cut] if key.endswith("]") and key[cut + 1 : -1].isdigit() else key
 
 
 def fix_for(removal: RemovedTool) -> str:
@@ -64,8 +59,8 @@ def fix_for(removal: RemovedTool) -> str:
         via = f" (it expands to {tool})" if removal.expanded_from else ""
         where = f" at {removal.source}" if removal.source else ""
         written = removal.written_as or removal.entry
-        return f'remove "{written}"{via} from {_list_key(removal.scope)}{where}'
-    target = _list_key(removal.scope)
+        return f'remove "{written}"{via} from {list_path(removal.scope)}{where}'
+    target = list_path(removal.scope)
     if removal.stage in (1, 2):
         return (
             f'add "{tool}" to the alsoAllow of the scope that sets {target}, '
@@ -120,10 +115,10 @@ def sandbox_refusal(resolution: Resolution, tool: str) -> str | None:
         "- agents.defaults.sandbox.mode=off (disable sandbox)",
     ]
     if r.kind == "deny":
-        deny_key = _list_key(r.scope) if r.origin == "config" else "tools.sandbox.tools.deny"
+        deny_key = list_path(r.scope) if r.origin == "config" else "tools.sandbox.tools.deny"
         lines.append(f'- Remove "{r.tool}" from {deny_key}.')
     else:
-        allow_key = _list_key(r.scope).removesuffix(".alsoAllow").removesuffix(".allow") + ".allow"
+        allow_key = list_path(r.scope).removesuffix(".alsoAllow").removesuffix(".allow") + ".allow"
         lines.append(f'- Add "{r.tool}" to {allow_key} (or set it to [] to allow all).')
     if ctx.sandbox_mode == "non-main":
         lines.append("- Use the agent main session instead of a non-main session.")

@@ -125,6 +125,12 @@ def _format(path: Path) -> str:
     return join_path(_format(path[:-1]), path[-1])
 
 
+def list_path(key: str) -> str:
+    """`tools.deny[3]` -> `tools.deny`: the list an entry's key points into."""
+    cut = key.rfind("[")
+    return key[:cut] if key.endswith("]") and key[cut + 1 : -1].isdigit() else key
+
+
 def join_path(head: str, part: str | int) -> str:
     """The text of a path one step below `head`."""
     if isinstance(part, int):

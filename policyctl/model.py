@@ -14,8 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 EntryList = list[str]
 
 
-class _Strict(BaseModel):
+class StrictModel(BaseModel):
+    """Every model of a file operators write: unknown keys are errors, no type coercion."""
+
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
+
+
+_Strict = StrictModel
 
 
 class ToolPolicy(_Strict):

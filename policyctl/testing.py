@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from .api import load_policy
 from .checks import iter_scopes
@@ -26,13 +26,10 @@ from .explain import decide_tool
 from .lineage import LeafCannotSpawn, child_context
 from .loader import load_document
 from .matrix import context_matrix
+from .model import StrictModel as _Strict
 from .resolution import Resolution
 from .resolve import resolve
 from .schema_errors import diagnostics_from_validation
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=False)
 
 
 class Expect(_Strict):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ..compile import CompiledPolicy
     from ..context import RunContext
+    from ..diagnostics import PolicyError
     from ..inventory import Tool
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -180,12 +181,20 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
     return tools
 
 
+def report_failure(exc: PolicyError, headline: str) -> None:
+    """Every diagnostic of a file that could not be used, then one line saying so (stderr)."""
+    from .output import render_diagnostics
+
+    print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
+    print(headline, file=sys.stderr)
+
+
 def load_or_report(path: str) -> CompiledPolicy:
     """Load a policy (or a `*.bundle.json` from `policyctl compile`); on failure print every
     diagnostic and exit 2 (via `Reported`)."""
     from ..api import load_policy
     from ..diagnostics import PolicyError
-    from .output import count_summary, render_diagnostics
+    from .output import count_summary
 
     try:
         if path.endswith(".bundle.json"):
@@ -194,8 +203,7 @@ def load_or_report(path: str) -> CompiledPolicy:
             return load_bundle(path)
         return load_policy(path)
     except PolicyError as exc:
-        print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
-        print(f"{path}: invalid policy ({count_summary(exc.diagnostics)})", file=sys.stderr)
+        report_failure(exc, f"{path}: invalid policy ({count_summary(exc.diagnostics)})")
         raise Reported(EXIT_USAGE) from None
 
 

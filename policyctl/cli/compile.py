@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, report_failure, subcommand
 
 HELP = "compile a policy into a deterministic JSON bundle (or check that a bundle is fresh)"
 EXAMPLE = """examples:
@@ -30,14 +30,13 @@ def run(args: argparse.Namespace) -> int:
     from ..bundle import build_bundle, render_bundle
     from ..diagnostics import PolicyError
     from ..loader import load_document
-    from .output import count_summary, render_diagnostics
+    from .output import count_summary
 
     try:
         loaded = load_document(args.file)
         bundle = build_bundle(loaded, compile_loaded(loaded))
     except PolicyError as exc:
-        print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
-        print(f"{args.file}: invalid policy ({count_summary(exc.diagnostics)})", file=sys.stderr)
+        report_failure(exc, f"{args.file}: invalid policy ({count_summary(exc.diagnostics)})")
         return EXIT_USAGE
     if args.check:
         try:

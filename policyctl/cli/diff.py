@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, report_failure, subcommand
 
 HELP = "compare two policies over their context matrices: tools gained and lost, and why"
 EXAMPLE = """examples:
@@ -33,15 +33,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
     from ..diff import diff_policies, load_revision, render_markdown, render_text
-    from .output import render_diagnostics
 
     policies = []
     for spec in (args.old, args.new):
         try:
             policies.append(load_revision(spec))
         except PolicyError as exc:
-            print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
-            print(f"{spec}: cannot load", file=sys.stderr)
+            report_failure(exc, f"{spec}: cannot load")
             return EXIT_USAGE
     result = diff_policies(
         policies[0],

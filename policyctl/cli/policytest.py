@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, report_failure, subcommand
 
 if TYPE_CHECKING:
     from ..testing import FileResult
@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
     from ..testing import run_test_file
-    from .output import Painter, render_diagnostics
+    from .output import Painter
 
     coverage = args.coverage or args.min_coverage is not None
     results: list[FileResult] = []
@@ -57,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             results.append(run_test_file(path, max_contexts=args.max_contexts, coverage=coverage))
         except PolicyError as exc:
-            print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
-            print(f"{path}: cannot run (invalid test file or policy)", file=sys.stderr)
+            report_failure(exc, f"{path}: cannot run (invalid test file or policy)")
             broken = True
     if args.format == "junit":
         sys.stdout.write(render_junit(results))
