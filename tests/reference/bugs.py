@@ -1,0 +1,41 @@
+"""Engine behaviour that contradicts semantics.md, found by holding the engine to this
+reference. Each name is a quirk `pipeline.run` can reproduce, so the property test keeps
+comparing everything else while the bug is open; tests/test_reference_bugs.py shows each one
+on a concrete case (strict xfail: fixing the engine makes it pass, and then its quirk goes)."""
+
+from __future__ import annotations
+
+KNOWN_BUGS: dict[str, str] = {
+    "providerless-keeps-gated-tools": (
+        "semantics 7.9: with no provider in the context a provider-gated tool (apply_patch) "
+        "is removed (fail closed); the engine keeps it"
+    ),
+    "caller-agent-beats-session-key": (
+        "semantics 7.10: the session key is the authority on the agent; a caller-supplied "
+        "agent that disagrees is ignored with a diagnostic. The engine resolves "
+        "agent='b', session_key='agent:a:main' as agent b, silently: a caller picks the policy"
+    ),
+    "spawned-by-on-unspawned-run": (
+        "semantics 7.10: a spawnedBy for a run that is not spawned is ignored. The engine "
+        "takes channel and group from spawnedBy for every run, even one whose own key is "
+        "agent:a:slack:group:C2: a caller picks a looser group by naming a spawner"
+    ),
+    "depth-zero-escapes-subagent-layer": (
+        "semantics 7.10: a subagentDepth of 0 on a ...:subagent:... key is ignored with a "
+        "diagnostic. The engine honours it: the run becomes a main run and skips layer 10, "
+        "so a caller escapes the subagent hard deny (gateway, message, sessions_send, ...)"
+    ),
+    "keyless-group-run-not-sandboxed": (
+        "semantics 7.6: with no session key, a run that names a channel group is a group "
+        "session, so under sandbox mode non-main it is sandboxed. The engine treats every "
+        "keyless run as the main session (channel=slack, group=C1: not sandboxed)"
+    ),
+    "channel-only-from-group-keys": (
+        "semantics 7.4/7.10: the session key is the authority on the channel. The engine reads "
+        "the channel only from group keys: for agent:a:slack:dm:u1 the run's channel is the "
+        "caller's (None, or telegram if the caller says so), so channel-scoped sender rules "
+        "(channel:slack:<id>) never apply in a DM session and a caller can pick the channel"
+    ),
+}
+
+QUIRKS = frozenset(KNOWN_BUGS)

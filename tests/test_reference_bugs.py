@@ -1,0 +1,76 @@
+"""Where the engine contradicts semantics.md: one concrete case per known bug
+(tests/reference/bugs.py), resolved by the engine and by the reference without quirks.
+
+Each is a strict xfail: when the engine is fixed the case passes, pytest reports XPASS as a
+failure, and the bug's quirk must leave bugs.py, so the property test holds the fix too."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from reference.bugs import KNOWN_BUGS, QUIRKS
+from reference.pipeline import run
+
+from policyctl import RunContext, Sender, Tool, load_policy_text, resolve
+from policyctl.catalog import builtin_catalog
+
+CASES: dict[str, tuple[dict[str, Any], RunContext]] = {
+    "providerless-keeps-gated-tools": ({"catalog": "openclaw"}, RunContext()),
+    "caller-agent-beats-session-key": (
+        {"agents": {"entries": {"a": {"tools": {"deny": ["exec"]}}}}},
+        RunContext(agent="b", session_key="agent:a:main", provider="openai"),
+    ),
+    "spawned-by-on-unspawned-run": (
+        {
+            "channels": {
+                "slack": {
+                    "groups": {
+                        "C1": {"tools": {"allow": ["*"]}},
+                        "C2": {"tools": {"deny": ["exec"]}},
+                    }
+                }
+            }
+        },
+        RunContext(
+            session_key="agent:a:slack:group:C2",
+            spawned_by="agent:a:slack:group:C1",
+            provider="openai",
+        ),
+    ),
+    "depth-zero-escapes-subagent-layer": (
+        {},
+        RunContext(session_key="agent:a:subagent:x", subagent_depth=0, provider="openai"),
+    ),
+    "keyless-group-run-not-sandboxed": (
+        {"agents": {"defaults": {"sandbox": {"mode": "non-main"}}}},
+        RunContext(channel="slack", group="C1", provider="openai"),
+    ),
+    "channel-only-from-group-keys": (
+        {"tools": {"toolsBySender": {"channel:slack:42": {"deny": ["exec"]}}}},
+        RunContext(session_key="agent:a:slack:dm:u1", sender=Sender(id="42"), provider="openai"),
+    ),
+}
+
+
+def test_every_known_bug_has_a_case() -> None:
+    assert set(CASES) == set(KNOWN_BUGS)
+
+
+@pytest.mark.parametrize(
+    "bug",
+    [pytest.param(b, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[b])) for b in CASES],
+)
+def test_engine_follows_the_specification(bug: str) -> None:
+    doc, ctx = CASES[bug]
+    doc = {"catalog": "openclaw", **doc}
+    catalog = builtin_catalog(doc["catalog"])
+    inventory = [Tool(t.id) for t in catalog.tools]
+    engine = resolve(
+        load_policy_text(json.dumps(doc), "policy.json"), ctx, inventory, require_tools=False
+    )
+    # the quirk reproduces the engine, so the case really shows this bug and nothing else
+    quirky = run(catalog, doc, ctx, inventory, QUIRKS)
+    assert engine.allowed == quirky.allowed
+    assert engine.allowed == run(catalog, doc, ctx, inventory).allowed
