@@ -13,7 +13,7 @@ import pytest
 from reference.bugs import KNOWN_BUGS, QUIRKS
 from reference.pipeline import run
 
-from policyctl import RunContext, Sender, Tool, load_policy_text, resolve
+from policyctl import PolicyError, RunContext, Sender, Tool, load_policy_text, resolve
 from policyctl.catalog import builtin_catalog
 
 CASES: dict[str, tuple[dict[str, Any], RunContext]] = {
@@ -74,3 +74,14 @@ def test_engine_follows_the_specification(bug: str) -> None:
     quirky = run(catalog, doc, ctx, inventory, QUIRKS)
     assert engine.allowed == quirky.allowed
     assert engine.allowed == run(catalog, doc, ctx, inventory).allowed
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="semantics 4: groups are a closed set, so an unknown group:x in any list is a "
+    "validation error; the engine loads the policy and only warns (PC402 at resolve time, "
+    "PC410/PC411 from validate), so a deny of a misspelt group is a silent hole",
+)
+def test_unknown_group_is_a_validation_error() -> None:
+    with pytest.raises(PolicyError):
+        load_policy_text('tools:\n  deny: ["group:runtme"]\n')
