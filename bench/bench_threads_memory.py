@@ -22,6 +22,7 @@ import random
 import sys
 import threading
 import time
+import traceback
 import tracemalloc
 from pathlib import Path
 
@@ -64,7 +65,9 @@ def threads(seconds: float) -> str:
             try:
                 got = resolve(shared, contexts[c], inventories[i]).allowed
             except Exception as exc:  # what the benchmark looks for
-                errors.append(f"{type(exc).__name__}: {exc}")
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
+                errors.append(f"{type(exc).__name__}: {exc!r} at {where}")
             else:
                 if got != answers[k % len(jobs)]:
                     mismatches[0] += 1
@@ -79,10 +82,11 @@ def threads(seconds: float) -> str:
         t.join()
     ok = not errors and not mismatches[0]
     kinds = sorted({e.split(":")[0] for e in errors})
+    raised = f"\n\nFirst exception: {errors[0]}" if errors else ""
     return (
         f"| 8 threads, 1,000 inventories x 10,000 contexts, {seconds:g} s | {done[0]:,} resolves "
         f"| {len(errors)} raised {kinds if kinds else ''} | {mismatches[0]} differ from one thread "
-        f"| none raise, all equal {'✓' if ok else '✗ missed'} |"
+        f"| none raise, all equal {'✓' if ok else '✗ missed'} |{raised}"
     )
 
 
@@ -103,11 +107,20 @@ def memory(count: int) -> str:
             break
     gc.collect()
     kept = (tracemalloc.get_traced_memory()[0] - base) / 1e6
+    where = ""
+    if kept > 50 or stopped:  # the allocation sites that hold the memory: its profile
+        top = tracemalloc.take_snapshot().statistics("lineno")
+        ours = [st for st in top if "policyctl" in str(st.traceback[0].filename)][:4]
+        sites = ", ".join(
+            f"{Path(st.traceback[0].filename).name}:{st.traceback[0].lineno} {st.size / 1e6:.0f} MB"
+            for st in ours
+        )
+        where = f"\n\nWhere it is held (tracemalloc, allocation sites): {sites}"
     tracemalloc.stop()
     ok = kept <= 50 and not stopped
     return (
         f"| {count:,} distinct inventories of 232 tools{stopped} | {kept:.1f} MB kept by caches "
-        f"| ≤ 50 MB {'✓' if ok else '✗ missed'} |"
+        f"| ≤ 50 MB {'✓' if ok else '✗ missed'} |{where}"
     )
 
 
