@@ -43,7 +43,10 @@ ENTRIES = [
     *("update_plan", "unknown_tool", "w*e", "*a*a*"),
 ]
 SENDER_KEYS = ["id:1", "channel:slack:1", "e164:+100", "username:@ada", "name:ada", "*", "7"]
-PROVIDER_KEYS = ["openai", "openai/gpt-5", "bedrock", "anthropic", "OpenRouter/anthropic/claude"]
+PROVIDER_KEYS = [
+    *("openai", "openai/gpt-5", "bedrock", "anthropic", "OpenRouter/anthropic/claude"),
+    "amazon-bedrock/claude",
+]
 
 entry_lists = st.lists(st.sampled_from(ENTRIES), max_size=5)
 
@@ -161,8 +164,12 @@ def contexts(draw: st.DrawFn) -> RunContext:
     )
     return RunContext(
         agent=draw(st.sampled_from([None, "a", "b", "c"])),
-        provider=draw(st.sampled_from([None, "openai", "OpenAI ", "bedrock", "anthropic"])),
-        model=draw(st.sampled_from([None, "gpt-5", "claude"])),
+        provider=draw(
+            st.sampled_from(
+                [None, "openai", "OpenAI ", "bedrock", "amazon-bedrock", "anthropic", "openrouter"]
+            )
+        ),
+        model=draw(st.sampled_from([None, "gpt-5", "claude", "Claude", "anthropic/claude"])),
         channel=draw(st.sampled_from([None, "slack", "telegram", "discord"])),
         account=draw(st.sampled_from([None, "corp", "deleted"])),
         group=draw(st.sampled_from([None, "C1", "C9", "C2", "-100:topic:7", "-100:sender:5"])),
