@@ -155,7 +155,8 @@ def contexts(draw: st.DrawFn) -> RunContext:
     trigger = draw(st.sampled_from(["user", "cron", "memory", "skill", "spawn", "gateway"]))
     depth = None
     if key and "subagent" in key and draw(st.booleans()):
-        depth = draw(st.sampled_from([0, key.count("subagent")]))
+        count = key.count("subagent")
+        depth = draw(st.sampled_from([0, count, count + 1, count - 1]))
     sender = Sender(
         id=draw(st.sampled_from([None, "1", "2", " 7 "])),
         e164=draw(st.sampled_from([None, "+100"])),

@@ -39,7 +39,7 @@ CASES: dict[str, tuple[dict[str, Any], RunContext]] = {
             provider="openai",
         ),
     ),
-    "depth-zero-escapes-subagent-layer": (
+    "caller-depth-beats-session-key": (
         {},
         RunContext(session_key="agent:a:subagent:x", subagent_depth=0, provider="openai"),
     ),

@@ -20,10 +20,12 @@ KNOWN_BUGS: dict[str, str] = {
         "takes channel and group from spawnedBy for every run, even one whose own key is "
         "agent:a:slack:group:C2: a caller picks a looser group by naming a spawner"
     ),
-    "depth-zero-escapes-subagent-layer": (
-        "semantics 7.10: a subagentDepth of 0 on a ...:subagent:... key is ignored with a "
-        "diagnostic. The engine honours it: the run becomes a main run and skips layer 10, "
-        "so a caller escapes the subagent hard deny (gateway, message, sessions_send, ...)"
+    "caller-depth-beats-session-key": (
+        "semantics 7.10: the session key is the authority on whether a run is a subagent and "
+        "how deep; a disagreeing subagentDepth is ignored with a diagnostic. The engine "
+        "honours the caller's: depth 0 on agent:a:subagent:x makes it a main run that skips "
+        "layer 10 (the subagent hard deny: gateway, message, sessions_send, ...), and depth 1 "
+        "on a two-deep key makes a leaf an orchestrator that keeps sessions_spawn, subagents"
     ),
     "keyless-group-run-not-sandboxed": (
         "semantics 7.6: with no session key, a run that names a channel group is a group "

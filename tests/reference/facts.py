@@ -87,11 +87,12 @@ def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = froz
     is_subagent = bool(own and own.rest.startswith("subagent:"))
     depth = 0
     if is_subagent and own is not None:
+        # The key is the authority on how deep (7.10): a caller's subagentDepth that
+        # disagrees (0, or a shallower depth that would make a leaf an orchestrator) is ignored.
         depth = own.rest.split(":").count("subagent")
-        if ctx.subagent_depth:  # a depth of 0 on a subagent key disagrees with it: ignored
+        if ctx.subagent_depth is not None and "caller-depth-beats-session-key" in quirks:
             depth = ctx.subagent_depth
-        elif ctx.subagent_depth == 0 and "depth-zero-escapes-subagent-layer" in quirks:
-            is_subagent, depth = False, 0
+            is_subagent = depth > 0
     # Channel and group come from the session key, or from the spawning session's key for a
     # spawned run. A key always decides the group (a main or DM key: no group); a key that
     # names no channel or account leaves the caller's (the spec is silent there; a cron run's
