@@ -225,6 +225,8 @@ PROPS = settings(
     st.lists(contexts(), min_size=1, max_size=3),
     st.lists(st.sampled_from(PLUGINS), max_size=5, unique=True),
     contexts(),
+    st.booleans(),
+    st.booleans(),
 )
 def test_engine_agrees_with_the_specification(
     doc: dict[str, Any],
@@ -232,16 +234,25 @@ def test_engine_agrees_with_the_specification(
     ctxs: list[RunContext],
     plugins: list[Tool],
     child_template: RunContext,
+    as_yaml: bool,
+    legacy_agents: bool,
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, "policy.json")
+        # JSON text is YAML too: the same document through the YAML reader
+        path = Path(tmp, "policy.yaml" if as_yaml else "policy.json")
         if base is not None:  # the document extends another one
             base["catalog"] = doc["catalog"]
             Path(tmp, "base.json").write_text(json.dumps(base), encoding="utf-8")
             path.write_text(json.dumps({**doc, "extends": ["base.json"]}), encoding="utf-8")
             data = merged(base, doc)
         else:
-            path.write_text(json.dumps(doc), encoding="utf-8")
+            written = doc
+            if legacy_agents:  # the older `agents.list: [{id: ...}]` shape (semantics 7.3)
+                entries = doc["agents"]["entries"]
+                agents = {"defaults": doc["agents"]["defaults"]}
+                agents["list"] = [{"id": k, **v} for k, v in entries.items()]
+                written = {**doc, "agents": agents}
+            path.write_text(json.dumps(written), encoding="utf-8")
             data = doc
         if _both_allow_kinds(data):
             with pytest.raises(PolicyError):
