@@ -205,10 +205,14 @@ def engine_view(res: Any) -> tuple[tuple[str, ...], dict[str, tuple[int, str]]]:
 
 def assert_agree(res: Any, ref: Outcome, ctx: RunContext, data: dict[str, Any]) -> None:
     allowed, removed = engine_view(res)
-    if os.environ.get("REFSPEC_DEBUG") and (allowed != ref.allowed or removed != ref.removed):
+    differs = allowed != ref.allowed or removed != ref.removed
+    differs = differs or {r.tool: r.label for r in res.removed if r.stage > 0} != ref.labels
+    if os.environ.get("REFSPEC_DEBUG") and differs:
         Path(os.environ["REFSPEC_DEBUG"]).write_text(repr((data, ctx)), encoding="utf-8")
     assert allowed == ref.allowed, f"allowed differs for {ctx}\nfacts {ref.facts}"
     assert removed == ref.removed, f"removals differ for {ctx}\nfacts {ref.facts}"
+    labels = {r.tool: r.label for r in res.removed if r.stage > 0}
+    assert labels == ref.labels, f"layer labels differ for {ctx}\nfacts {ref.facts}"
 
 
 PROPS = settings(

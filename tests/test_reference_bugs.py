@@ -47,11 +47,20 @@ CASES: dict[str, tuple[dict[str, Any], RunContext]] = {
         {"agents": {"defaults": {"sandbox": {"mode": "non-main"}}}},
         RunContext(channel="slack", group="C1", provider="openai"),
     ),
+    "labels-name-the-sender-table": (
+        {"agents": {"entries": {"a": {"tools": {"toolsBySender": {"*": {"deny": ["exec"]}}}}}}},
+        RunContext(agent="a", provider="openai"),
+    ),
     "channel-only-from-group-keys": (
         {"tools": {"toolsBySender": {"channel:slack:42": {"deny": ["exec"]}}}},
         RunContext(session_key="agent:a:slack:dm:u1", sender=Sender(id="42"), provider="openai"),
     ),
 }
+
+
+def view(res: Any) -> tuple[Any, ...]:
+    removed = {r.tool: (r.stage, r.kind) for r in res.removed}
+    return res.allowed, removed, {r.tool: r.label for r in res.removed if r.stage > 0}
 
 
 def test_every_known_bug_has_a_case() -> None:
@@ -72,8 +81,9 @@ def test_engine_follows_the_specification(bug: str) -> None:
     )
     # the quirk reproduces the engine, so the case really shows this bug and nothing else
     quirky = run(catalog, doc, ctx, inventory, QUIRKS)
-    assert engine.allowed == quirky.allowed
-    assert engine.allowed == run(catalog, doc, ctx, inventory).allowed
+    assert view(engine) == (quirky.allowed, quirky.removed, quirky.labels)
+    spec = run(catalog, doc, ctx, inventory)
+    assert view(engine) == (spec.allowed, spec.removed, spec.labels)
 
 
 @pytest.mark.xfail(

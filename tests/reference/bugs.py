@@ -38,6 +38,12 @@ KNOWN_BUGS: dict[str, str] = {
         "caller's (None, or telegram if the caller says so), so channel-scoped sender rules "
         "(channel:slack:<id>) never apply in a DM session and a caller can pick the channel"
     ),
+    "labels-name-the-sender-table": (
+        "semantics 7 (labels are OpenClaw's): layer 8 is labelled tools.toolsBySender and "
+        "layer 7 group tools.allow. The engine labels a match from an agent's own sender table "
+        "agents.<id>.tools.toolsBySender and a group's sender rule group tools.toolsBySender "
+        "(more precise, but not the labels operators know from OpenClaw's logs)"
+    ),
 }
 
 QUIRKS = frozenset(KNOWN_BUGS)

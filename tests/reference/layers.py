@@ -3,6 +3,7 @@ from the merged document's plain data. None means the layer is skipped."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from policyctl import Capture, Sender
@@ -107,7 +108,9 @@ def _group_candidates(group: str) -> list[str]:
     return out
 
 
-def group_policy(catalog: Catalog, doc: dict[str, Any], facts: Facts) -> Policy | None:
+def group_policy(
+    catalog: Catalog, doc: dict[str, Any], facts: Facts, quirks: frozenset[str] = frozenset()
+) -> Policy | None:
     """Section 7.4, including the fail-closed cron run on a deleted account."""
     if facts.channel is None:
         return None
@@ -131,7 +134,10 @@ def group_policy(catalog: Catalog, doc: dict[str, Any], facts: Facts) -> Policy 
             continue
         rule = sender_match(group.get("toolsBySender"), _sender(facts), facts.channel)
         if rule is not None:
-            return scope_policy(catalog, rule) or make_policy(catalog, None, [])
+            hit = scope_policy(catalog, rule) or make_policy(catalog, None, [])
+            if "labels-name-the-sender-table" in quirks:
+                return replace(hit, label="group tools.toolsBySender")
+            return hit
         # `tools: {}` is no policy (section 6), so it is no hit either: the `*` group decides
         tools = scope_policy(catalog, group.get("tools"))
         if tools is not None:
@@ -208,7 +214,11 @@ def _inherited(catalog: Catalog, parent: Capture | None, trigger: str) -> Policy
 
 
 def layer_policies(
-    catalog: Catalog, doc: dict[str, Any], facts: Facts, parent: Capture | None
+    catalog: Catalog,
+    doc: dict[str, Any],
+    facts: Facts,
+    parent: Capture | None,
+    quirks: frozenset[str] = frozenset(),
 ) -> list[Policy | None]:
     """The eleven layers in order (index 0 is layer 1)."""
     global_tools: Scope = doc.get("tools") or {}
@@ -237,16 +247,39 @@ def layer_policies(
     if chosen is not None:
         sender = scope_policy(catalog, chosen) or make_policy(catalog, None, [])
 
-    return [
+    layers = [
         profile,
         provider_profile,
         scope_policy(catalog, global_tools),
         scope_policy(catalog, global_match),
         scope_policy(catalog, agent_tools),
         scope_policy(catalog, agent_match),
-        group_policy(catalog, doc, facts),
+        group_policy(catalog, doc, facts, quirks),
         sender,
         _sandbox(catalog, agent_tools, global_tools) if facts.sandboxed else None,
         _subagent(catalog, facts, doc, global_tools) if facts.is_subagent else None,
         _inherited(catalog, parent, facts.trigger),
+    ]
+    # an agent with no entry is governed by `agents.defaults.tools`, and labelled so
+    entries = (doc.get("agents") or {}).get("entries") or {}
+    owner = facts.agent if facts.agent in entries else "defaults"
+    sender_label = "tools.toolsBySender"
+    if own_senders is not None and "labels-name-the-sender-table" in quirks:
+        sender_label = f"agents.{owner}.tools.toolsBySender"
+    labels = [
+        f"tools.profile ({agent.get('profile') or global_tools.get('profile')})",
+        f"tools.byProvider.profile ({pm_profile})",
+        "tools.allow",
+        "tools.byProvider.allow",
+        f"agents.{owner}.tools.allow",
+        f"agents.{owner}.tools.byProvider.allow",
+        "group tools.allow",
+        sender_label,
+        "sandbox tools.allow",
+        "subagent tools.allow",
+        "inherited tools",
+    ]
+    return [
+        None if p is None else replace(p, label=p.label or lb)
+        for p, lb in zip(layers, labels, strict=True)
     ]

@@ -74,6 +74,7 @@ class Policy:
     allow: tuple[str, ...] | None
     deny: tuple[str, ...]
     literal: bool = False
+    label: str = ""  # OpenClaw's label of the layer (semantics 7's table)
 
     def restrictive(self) -> bool:
         """An allow list that restricts: present, non-empty, without `*` (section 7.8)."""

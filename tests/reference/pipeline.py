@@ -20,6 +20,8 @@ class Outcome:
     allowed: tuple[str, ...]
     #: tool -> (stage, rule kind); stage 0 is construction
     removed: dict[str, tuple[int, str]]
+    #: tool -> the label of the layer that removed it (layers 1 to 11)
+    labels: dict[str, str]
     facts: Facts
     restrictive: bool
 
@@ -49,13 +51,14 @@ def run(
     """`quirks` names known engine bugs (bugs.py) to reproduce, so that a property test can
     still compare everything else; the bug's own test runs without them."""
     facts = facts_of(doc, ctx, quirks)
-    policies = layer_policies(catalog, doc, facts, ctx.parent)
+    policies = layer_policies(catalog, doc, facts, ctx.parent, quirks)
     provider = None
     if facts.provider:
         p = facts.provider.strip().lower()
         provider = catalog.provider_aliases.get(p, p)
     allowed: list[str] = []
     removed: dict[str, tuple[int, str]] = {}
+    labels: dict[str, str] = {}
     owner_only = {normal(catalog, n) for n in catalog.owner_only}
     for item in inventory:
         tool = Named(normal(catalog, item.name), item.plugin_id)
@@ -79,8 +82,9 @@ def run(
             kind = verdict(catalog, policy, tool)
             if kind is not None:
                 removed[tool.name] = (stage, kind)
+                labels[tool.name] = policy.label
                 break
         else:
             allowed.append(tool.name)
     restrictive = any(p is not None and p.restrictive() for p in policies)
-    return Outcome(tuple(allowed), removed, facts, restrictive)
+    return Outcome(tuple(allowed), removed, labels, facts, restrictive)
