@@ -12,4 +12,5 @@ Modules, in the order a run goes through them:
     matching.py  normal form, globs, groups, one policy's verdict (semantics 2-6)
     layers.py    which policy each of the eleven layers applies for a context (semantics 7)
     pipeline.py  construction filters, the layers in order, the capture a child inherits
+    bugs.py      where the engine is known to contradict the spec (quirks it can reproduce)
 """
