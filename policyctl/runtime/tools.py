@@ -61,7 +61,12 @@ class RuntimeTool:
 def signature_schema(fn: Execute) -> dict[str, Any]:
     """The parameter schema a function's signature declares (`limit: int | None = None` is
     an integer or null; a parameter without a hint is a string)."""
-    hints = get_type_hints(fn, include_extras=True)
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # a hint naming something not importable at module level
+        raise TypeError(
+            f"{fn.__name__}: cannot read its type hints ({exc}); pass parameters=..."
+        ) from None
     props: dict[str, Any] = {}
     required: list[str] = []
     open_ended = False

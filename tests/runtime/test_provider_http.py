@@ -1,0 +1,136 @@
+"""OpenAICompatProvider against a loopback server: one pooled client, retries with backoff on
+429/5xx, timeouts and malformed bodies, no retry on other 4xx."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from policyctl.runtime import OpenAICompatProvider
+from policyctl.runtime.providers import ProviderError
+
+OK = {"choices": [{"message": {"role": "assistant", "content": "hello"}, "finish_reason": "stop"}]}
+
+
+class Scripted(BaseHTTPRequestHandler):
+    """Answers each request with the next step: (status, body, headers, delay)."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, so a pooled client reuses its connection
+    steps: ClassVar[list[tuple[int, Any, dict[str, str], float]]] = []
+    seen: ClassVar[list[tuple[float, int]]] = []  # (time, client port)
+
+    def do_POST(self) -> None:  # the stdlib's method name
+        self.rfile.read(int(self.headers["Content-Length"]))
+        Scripted.seen.append((time.monotonic(), self.client_address[1]))
+        status, body, headers, delay = Scripted.steps.pop(0) if Scripted.steps else (200, OK, {}, 0)
+        if delay:
+            time.sleep(delay)
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            pass  # the client gave up (a timeout test)
+
+    def log_message(self, *_: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    Scripted.steps = []
+    Scripted.seen = []
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def provider(url: str, **kw: Any) -> OpenAICompatProvider:
+    kw.setdefault("backoff", 0.01)
+    return OpenAICompatProvider(url, "m", **kw)
+
+
+def test_one_pooled_client_serves_every_request(server: str) -> None:
+    p = provider(server)
+
+    async def three() -> list[str | None]:
+        async with p:
+            return [(await p.complete([], [])).content for _ in range(3)]
+
+    assert asyncio.run(three()) == ["hello"] * 3
+    assert p.clients_made == 1
+    assert len({port for _, port in Scripted.seen}) == 1  # one connection, reused
+
+
+@pytest.mark.parametrize("status", [429, 500, 502, 503])
+def test_retryable_statuses_are_retried(server: str, status: int) -> None:
+    Scripted.steps = [(status, {"error": "busy"}, {}, 0), (status, {"error": "busy"}, {}, 0)]
+    out = asyncio.run(provider(server, retries=2).complete([], []))
+    assert out.content == "hello" and len(Scripted.seen) == 3
+
+
+def test_backoff_grows_and_retry_after_is_honoured(server: str) -> None:
+    Scripted.steps = [(429, {}, {"Retry-After": "0.3"}, 0)]
+    asyncio.run(provider(server, retries=1).complete([], []))
+    (t0, _), (t1, _) = Scripted.seen
+    assert t1 - t0 >= 0.25
+    Scripted.seen.clear()
+    Scripted.steps = [(503, {}, {}, 0), (503, {}, {}, 0)]
+    asyncio.run(provider(server, retries=2, backoff=0.1).complete([], []))
+    gaps = [b[0] - a[0] for a, b in zip(Scripted.seen, Scripted.seen[1:], strict=False)]
+    assert gaps[0] >= 0.04 and gaps[1] >= 0.09  # 0.1 then 0.2, each jittered to half at least
+
+
+def test_other_client_errors_are_not_retried(server: str) -> None:
+    Scripted.steps = [(401, {"error": "bad key"}, {}, 0)]
+    with pytest.raises(ProviderError, match="HTTP 401"):
+        asyncio.run(provider(server, retries=3).complete([], []))
+    assert len(Scripted.seen) == 1
+
+
+def test_a_timeout_is_retried_then_reported(server: str) -> None:
+    Scripted.steps = [(200, OK, {}, 1.0)]
+    started = time.monotonic()
+    out = asyncio.run(provider(server, timeout=0.2, retries=1).complete([], []))
+    assert out.content == "hello" and time.monotonic() - started < 1.0
+    Scripted.steps = [(200, OK, {}, 1.0), (200, OK, {}, 1.0)]
+    with pytest.raises(ProviderError, match=r"no answer within 0\.2 s"):
+        asyncio.run(provider(server, timeout=0.2, retries=1).complete([], []))
+
+
+@pytest.mark.parametrize("bad", [b"not json", b"{}", b'{"choices": "x"}', b"[1]"])
+def test_malformed_bodies_are_retried_then_a_provider_error(server: str, bad: bytes) -> None:
+    Scripted.steps = [(200, bad, {}, 0)]
+    assert asyncio.run(provider(server, retries=1).complete([], [])).content == "hello"
+    Scripted.steps = [(200, bad, {}, 0), (200, bad, {}, 0)]
+    with pytest.raises(ProviderError, match="malformed response body"):
+        asyncio.run(provider(server, retries=1).complete([], []))
+
+
+def test_connection_refused_is_a_provider_error() -> None:
+    with pytest.raises(ProviderError, match="connection failed"):
+        asyncio.run(provider("http://127.0.0.1:9/v1", retries=1).complete([], []))
+
+
+@pytest.mark.parametrize(
+    "kw", [{"timeout": float("nan")}, {"timeout": 0}, {"retries": -1}, {"backoff": float("inf")}]
+)
+def test_provider_options_are_checked(kw: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        OpenAICompatProvider("http://127.0.0.1:1/v1", "m", **kw)
