@@ -54,7 +54,7 @@ def server() -> Iterator[str]:
     Scripted.seen = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     httpd.shutdown()
@@ -78,7 +78,7 @@ def test_one_pooled_client_serves_every_request(server: str) -> None:
     assert len({port for _, port in Scripted.seen}) == 1  # one connection, reused
 
 
-@pytest.mark.parametrize("status", [429, 500, 502, 503])
+@pytest.mark.parametrize("status", [408, 409, 429, 500, 502, 503, 504])
 def test_retryable_statuses_are_retried(server: str, status: int) -> None:
     Scripted.steps = [(status, {"error": "busy"}, {}, 0), (status, {"error": "busy"}, {}, 0)]
     out = asyncio.run(provider(server, retries=2).complete([], []))
@@ -134,3 +134,9 @@ def test_connection_refused_is_a_provider_error() -> None:
 def test_provider_options_are_checked(kw: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         OpenAICompatProvider("http://127.0.0.1:1/v1", "m", **kw)
+
+
+def test_retry_after_is_capped() -> None:
+    p = OpenAICompatProvider("http://127.0.0.1:1/v1", "m", backoff=0.5)
+    assert p._delay(0, "3600") == 30.0
+    assert p._delay(0, "nan") <= 0.5 and p._delay(2, None) >= 1.0  # 0.5 * 2**2, jittered

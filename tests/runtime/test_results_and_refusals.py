@@ -131,3 +131,17 @@ def test_runtime_passes_refusal_detail_to_the_gate() -> None:
     assert "/srv/bot" not in tool_message["content"] and '"stage": 3' in tool_message["content"]
     with pytest.raises(ValueError, match="refusal_detail"):
         Runtime(policy, ToolRegistry([]), ScriptedProvider([]), refusal_detail="all")  # type: ignore[arg-type]
+    for bad in ({"hook_timeout": float("nan")}, {"approval_timeout": -1}, {"max_iterations": 0}):
+        with pytest.raises(ValueError):
+            Runtime(policy, ToolRegistry([]), ScriptedProvider([]), **bad)  # type: ignore[arg-type]
+
+
+def test_runtime_defaults_are_the_documented_ones() -> None:
+    runtime = Runtime(load_policy_text(POLICY), ToolRegistry([]), ScriptedProvider([]))
+    assert runtime.gate_options == {
+        "refusal_detail": "layer",
+        "result_limit": 20_000,
+        "hook_timeout": 10.0,
+        "approval_timeout": 300.0,
+    }
+    assert (runtime.max_iterations, runtime.max_continuations) == (20, 3)
