@@ -55,18 +55,19 @@ def parse_arguments(raw: Any) -> Any:
         raise ArgumentError([f"arguments are not usable JSON: {exc}"]) from None
 
 
-def coerce_arguments(raw: Any, schema: dict[str, Any]) -> dict[str, Any]:
+def coerce_arguments(raw: Any, schema: dict[str, Any], *, unwrap: bool = True) -> dict[str, Any]:
     value = parse_arguments(raw)
     if not isinstance(value, dict):
         kind = "null" if value is None else type(value).__name__
         raise ArgumentError([f"arguments must be a JSON object, got {kind}"])
     props = schema.get("properties") or {}
     if (
-        set(value) == {"arguments"}
+        unwrap
+        and set(value) == {"arguments"}
         and "arguments" not in props
         and isinstance(value["arguments"], dict | str)
     ):
-        return coerce_arguments(value["arguments"], schema)
+        return coerce_arguments(value["arguments"], schema, unwrap=False)  # one wrapper, not n
     bad = non_finite(value)
     if bad is not None:
         raise ArgumentError([f"{bad or '(arguments)'}: NaN and infinities are not accepted"])

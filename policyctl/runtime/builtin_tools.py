@@ -20,11 +20,13 @@ import math
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 from .text import truncate as _cut
 from .tools import RuntimeTool, tool
 
 OUTPUT_LIMIT = 10_000
+PIPE_GRACE = 2.0  # seconds to finish reading once the command's group is gone
 _CHUNK = 65_536
 
 
@@ -87,6 +89,15 @@ async def _drain(stream: asyncio.StreamReader | None, into: _Capped) -> None:
         return
     while chunk := await stream.read(_CHUNK):
         into.add(chunk)
+
+
+async def _settle(readers: asyncio.Future[Any], err: _Capped) -> None:
+    """The group is dead, so the pipes close at once, unless a process escaped the group
+    (setsid) and holds them: then stop reading instead of waiting for it."""
+    try:
+        await asyncio.wait_for(readers, PIPE_GRACE)
+    except asyncio.TimeoutError:
+        err.add(b"\n[output still open after the command ended: a process left its group]")
 
 
 def _kill_group(pid: int) -> None:
@@ -179,7 +190,7 @@ def make_builtin_tools(
             await asyncio.wait_for(_exited(proc), timeout)
         except asyncio.TimeoutError:
             _kill_group(proc.pid)
-            await asyncio.wait_for(readers, 5)  # the group is dead: the pipes close
+            await _settle(readers, err)
             await proc.wait()
             raise TimeoutError(f"timed out after {timeout} s") from None
         except BaseException:  # cancelled: leave nothing running
@@ -187,7 +198,7 @@ def make_builtin_tools(
             readers.cancel()
             raise
         _kill_group(proc.pid)  # what the command left running in its group
-        await asyncio.wait_for(readers, 5)
+        await _settle(readers, err)
         await proc.wait()
         return {"exit_code": proc.returncode, "stdout": out.text(), "stderr": err.text()}
 

@@ -72,6 +72,7 @@ class Runtime:
         result_limit: int = RESULT_LIMIT,
         hook_timeout: float = HOOK_TIMEOUT,
         approval_timeout: float = APPROVAL_TIMEOUT,
+        tool_timeout: float | None = None,
         sessions: int = 10_000,
     ) -> None:
         for label, value in (
@@ -95,6 +96,7 @@ class Runtime:
             "result_limit": result_limit,
             "hook_timeout": hook_timeout,
             "approval_timeout": approval_timeout,
+            "tool_timeout": tool_timeout,
         }
         self.sessions = sessions
         self._loops: OrderedDict[str, LoopDetector] = OrderedDict()

@@ -11,6 +11,8 @@ What a tool returns is cut to `result_limit` characters (head and tail kept, the
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import hashlib
 import json
 import logging
@@ -40,6 +42,7 @@ log = logging.getLogger("policyctl.runtime")
 
 RESULT_LIMIT = 20_000  # characters of one tool result the model reads
 MALFORMED = "(malformed call)"  # the name a call without a usable tool name is counted under
+MAX_NAME = 256  # characters of a tool name a call may carry (providers allow 64)
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,16 @@ def _raw_text(raw: Any) -> str:
         return repr(raw)
 
 
+class _ToolTimedOut(Exception):
+    """The tool ran past `tool_timeout` (apart from any TimeoutError the tool raises itself)."""
+
+
 def check_gate_options(
-    refusal_detail: str, result_limit: int, hook_timeout: float, approval_timeout: float
+    refusal_detail: str,
+    result_limit: int,
+    hook_timeout: float,
+    approval_timeout: float,
+    tool_timeout: float | None = None,
 ) -> None:
     """ValueError for an option the gate could not honour (a NaN timeout never expires)."""
     if refusal_detail not in REFUSAL_DETAILS:
@@ -109,7 +120,10 @@ def check_gate_options(
         )
     if isinstance(result_limit, bool) or not isinstance(result_limit, int) or result_limit < 100:
         raise ValueError(f"result_limit must be a whole number >= 100, got {result_limit!r}")
-    for label, value in (("hook_timeout", hook_timeout), ("approval_timeout", approval_timeout)):
+    timeouts = [("hook_timeout", hook_timeout), ("approval_timeout", approval_timeout)]
+    if tool_timeout is not None:
+        timeouts.append(("tool_timeout", tool_timeout))
+    for label, value in timeouts:
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
@@ -134,8 +148,11 @@ class CallGate:
         result_limit: int = RESULT_LIMIT,
         hook_timeout: float = HOOK_TIMEOUT,
         approval_timeout: float = APPROVAL_TIMEOUT,
+        tool_timeout: float | None = None,
     ) -> None:
-        check_gate_options(refusal_detail, result_limit, hook_timeout, approval_timeout)
+        check_gate_options(
+            refusal_detail, result_limit, hook_timeout, approval_timeout, tool_timeout
+        )
         self.resolution = resolution
         self.registry = registry
         self.hooks = tuple(hooks)
@@ -146,6 +163,7 @@ class CallGate:
         self.result_limit = int(result_limit)
         self.hook_timeout = float(hook_timeout)
         self.approval_timeout = float(approval_timeout)
+        self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
 
     def check(self, name: str, params: dict[str, Any]) -> LoopVerdict | None:
         """The synchronous part of the gate: None if the tool is not in the resolved set,
@@ -187,6 +205,8 @@ class CallGate:
     ) -> Outcome:
         if not isinstance(name, str) or not name.strip():
             return await self.malformed(name, "the call has no tool name", raw_arguments)
+        if len(name) > MAX_NAME:  # echoed in refusals: never a megabyte of it
+            return await self.malformed(None, f"the tool name is longer than {MAX_NAME} characters")
         meta = dict(event_meta or {})
         prepared = self.registry.prepare_call(name, raw_arguments, self.resolution)
         if isinstance(prepared, CallError):
@@ -221,7 +241,7 @@ class CallGate:
             if hooked.approval is not None:
                 approved = await ask_approver(
                     self.approver,
-                    self._event(name, params, {}),
+                    self._event(name, copy.deepcopy(params), {}),  # what runs is not theirs
                     hooked.approval,
                     timeout=self.approval_timeout,
                 )
@@ -229,8 +249,12 @@ class CallGate:
                     veto = Veto(name, "approval", f"not approved: {hooked.approval}")
                     return await self._done(event, Outcome(name, False, None, veto))
         try:
-            result = await prepared.tool.execute(**params)
+            result = await self._execute(prepared, params)
             outcome = Outcome(name, True, result, None, tuple(warnings), self.result_limit)
+        except _ToolTimedOut:
+            log.warning("tool %s did not finish within %s s; cancelled", name, self.tool_timeout)
+            text = f"Error: {name} did not finish within {self.tool_timeout} s\n\n{ERROR_HINT}"
+            outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
         except Exception as exc:
             if name == "exec":
                 log.warning(
@@ -244,6 +268,16 @@ class CallGate:
             outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
         self.loop.record_result(name, params, outcome.result)
         return await self._done(event, outcome)
+
+    async def _execute(self, prepared: PreparedCall, params: dict[str, Any]) -> Any:
+        if self.tool_timeout is None:
+            return await prepared.tool.execute(**params)
+        task = asyncio.ensure_future(prepared.tool.execute(**params))
+        done, _ = await asyncio.wait({task}, timeout=self.tool_timeout)
+        if not done:
+            task.cancel()  # not awaited: a tool that ignores cancellation cannot hold the turn
+            raise _ToolTimedOut
+        return task.result()
 
     async def _refuse(self, error: CallError, raw_arguments: Any, meta: dict[str, Any]) -> Outcome:
         name = error.tool

@@ -54,14 +54,23 @@ class ProviderResponse:
                     "type": "function",
                     "function": {
                         "name": c.name if isinstance(c.name, str) else "",
-                        "arguments": c.arguments
-                        if isinstance(c.arguments, str)
-                        else json.dumps(c.arguments, default=str),
+                        "arguments": _arguments_text(c.arguments),
                     },
                 }
                 for c in self.tool_calls
             ]
         return msg
+
+
+def _arguments_text(arguments: Any) -> str:
+    """Arguments as the JSON text sent back in the history (NaN is not JSON: a server would
+    refuse every later request of the session)."""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, default=str, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return json.dumps(repr(arguments))
 
 
 class Provider(Protocol):

@@ -107,3 +107,22 @@ def test_empty_command_is_refused_by_the_schema(tmp_path: Path) -> None:
     gate = CallGate(resolve(policy, None, registry.inventory(policy.catalog)), registry)
     out = asyncio.run(gate.call("exec", {"command": []}))
     assert not out.ok and "command: must have at least 1 items" in out.content()
+
+
+def test_a_process_escaping_the_group_does_not_hold_the_call(tmp_path: Path) -> None:
+    pidfile = tmp_path / "escaped.pid"
+    script = (
+        f"import os, time; os.setsid(); open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
+        "time.sleep(30)"
+    )
+    started = time.monotonic()
+    out = asyncio.run(
+        exec_tool(tmp_path).execute(
+            command=["sh", "-c", f"python3 -c {script!r} & sleep 0.3; echo done"], timeout=10
+        )
+    )
+    try:
+        assert time.monotonic() - started < 5
+        assert out["stdout"].startswith("done") and "a process left its group" in out["stderr"]
+    finally:
+        os.kill(int(pidfile.read_text()), 9)

@@ -136,3 +136,41 @@ def test_a_hung_observer_does_not_hang_the_turn() -> None:
 def test_gate_options_are_checked(kw: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         gate_for([], **kw)
+
+
+def test_an_approver_changing_the_event_does_not_change_what_runs() -> None:
+    async def ask(_: ToolCallEvent) -> RequireApproval:
+        return RequireApproval("careful")
+
+    async def sneaky(event: ToolCallEvent, _: str) -> bool:
+        event.params["n"] = 999
+        return True
+
+    calls: list[dict[str, Any]] = []
+    out = asyncio.run(gate_for(calls, hooks=[ask], approver=sneaky).call("read_file", {"n": 1}))
+    assert out.ok and calls == [{"n": 1}]
+
+
+def test_a_hung_tool_is_cut_off_at_tool_timeout() -> None:
+    async def stuck(**_: Any) -> str:
+        await asyncio.sleep(30)
+        return "never"
+
+    policy = load_policy_text("catalog: nanobot\n")
+    registry = ToolRegistry([RuntimeTool("read_file", "read", {"type": "object"}, stuck)])
+    res = resolve(policy, None, registry.inventory(policy.catalog))
+    started = time.monotonic()
+    out = asyncio.run(CallGate(res, registry, tool_timeout=0.2).call("read_file", {}))
+    assert time.monotonic() - started < 2
+    assert not out.ok and "did not finish within 0.2 s" in out.content()
+
+
+def test_a_tool_raising_its_own_timeout_is_reported_as_its_error() -> None:
+    async def own(**_: Any) -> str:
+        raise TimeoutError("upstream took too long")
+
+    policy = load_policy_text("catalog: nanobot\n")
+    registry = ToolRegistry([RuntimeTool("read_file", "read", {"type": "object"}, own)])
+    res = resolve(policy, None, registry.inventory(policy.catalog))
+    out = asyncio.run(CallGate(res, registry, tool_timeout=5).call("read_file", {}))
+    assert "upstream took too long" in out.content()

@@ -168,3 +168,25 @@ def test_loop_detector_is_per_session_across_turns() -> None:
     assert (
         asyncio.run(other.run_turn(RunContext(session_key="agent:main:other"), "go")).outcomes[0].ok
     )
+
+
+def test_a_huge_tool_name_is_not_echoed_back() -> None:
+    out = asyncio.run(gate_for([counting_tool([])]).call("x" * 1_000_000, {}))
+    assert len(out.content()) < 1_000 and "longer than 256 characters" in out.content()
+
+
+def test_only_one_arguments_wrapper_is_unwrapped() -> None:
+    calls: list[dict[str, Any]] = []
+    gate = gate_for([counting_tool(calls)])
+    assert asyncio.run(gate.call("read_file", {"arguments": {"n": 1}})).ok
+    nested = asyncio.run(gate.call("read_file", {"arguments": {"arguments": {"n": 1}}}))
+    assert not nested.ok and calls == [{"n": 1}]
+
+
+def test_nan_arguments_are_never_sent_back_as_invalid_json() -> None:
+    message = ProviderResponse(
+        tool_calls=(ToolCall("a", "read_file", {"n": float("nan")}),)
+    ).message()
+    import json
+
+    json.loads(message["tool_calls"][0]["function"]["arguments"], parse_constant=lambda c: 1 / 0)

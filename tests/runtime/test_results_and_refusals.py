@@ -143,5 +143,6 @@ def test_runtime_defaults_are_the_documented_ones() -> None:
         "result_limit": 20_000,
         "hook_timeout": 10.0,
         "approval_timeout": 300.0,
+        "tool_timeout": None,
     }
     assert (runtime.max_iterations, runtime.max_continuations) == (20, 3)
