@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .streaming import StreamAccumulator
+
 if TYPE_CHECKING:
     import httpx
 
@@ -131,7 +133,7 @@ def parse_chat_completion(body: Any) -> ProviderResponse:
         raise ProviderError("response has no choices[0].message") from None
     if not isinstance(message, dict):
         raise ProviderError("choices[0].message is not an object")
-    raw_calls = message.get("tool_calls") or ()
+    raw_calls = message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raw_calls = [raw_calls]
     calls = tuple(_tool_call(i, c) for i, c in enumerate(raw_calls))
@@ -149,7 +151,8 @@ class OpenAICompatProvider:
     or 5xx answer, a timeout, a dropped connection or a body that is not a chat completion is
     retried `retries` times with exponential backoff (`backoff` seconds, doubled each time,
     with jitter; a Retry-After header is honoured up to 30 s); then `ProviderError`. Other 4xx
-    answers are not retried.
+    answers are not retried. With `stream=True` the answer is requested as server-sent events
+    and joined (`streaming.StreamAccumulator`); the same retries apply.
     """
 
     def __init__(
@@ -162,6 +165,7 @@ class OpenAICompatProvider:
         *,
         retries: int = 2,
         backoff: float = 0.5,
+        stream: bool = False,
     ) -> None:
         if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
             raise ValueError(f"timeout must be a finite number > 0, got {timeout!r}")
@@ -176,6 +180,7 @@ class OpenAICompatProvider:
         self.extra = dict(extra or {})
         self.retries = retries
         self.backoff = float(backoff)
+        self.stream = stream
         self._client: httpx.AsyncClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.clients_made = 0  # how many pools were opened (one per event loop)
@@ -212,12 +217,25 @@ class OpenAICompatProvider:
         base: float = self.backoff * 2**attempt
         return base * (0.5 + random.random() / 2)
 
+    async def _body(self, response: httpx.Response) -> Any:
+        kind = response.headers.get("Content-Type", "")
+        if not self.stream or kind.startswith("application/json"):
+            return json.loads(await response.aread())  # some servers ignore "stream"
+        joined = StreamAccumulator()
+        async for line in response.aiter_lines():
+            joined.add_line(line)
+            if joined.done:
+                break
+        return joined.body()
+
     async def complete(
         self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]]
     ) -> ProviderResponse:
         import httpx
 
         payload: dict[str, Any] = {"model": self.model, "messages": list(messages), **self.extra}
+        if self.stream:
+            payload["stream"] = True
         if tools:
             payload["tools"] = list(tools)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
@@ -226,24 +244,24 @@ class OpenAICompatProvider:
         for attempt in range(self.retries + 1):
             retry_after = None
             try:
-                response = await self.client().post(url, json=payload, headers=headers)
+                async with self.client().stream(
+                    "POST", url, json=payload, headers=headers
+                ) as response:
+                    if response.status_code in RETRY_STATUS:
+                        problem = f"HTTP {response.status_code}"
+                        retry_after = response.headers.get("Retry-After")
+                    elif response.status_code >= 400:
+                        text = (await response.aread())[:200].decode("utf-8", "replace")
+                        raise ProviderError(f"{url}: HTTP {response.status_code}: {text}")
+                    else:
+                        try:
+                            return parse_chat_completion(await self._body(response))
+                        except (ValueError, ProviderError) as exc:
+                            problem = f"malformed response body: {exc}"
             except httpx.TimeoutException:
                 problem = f"no answer within {self.timeout} s"
             except httpx.TransportError as exc:
                 problem = f"connection failed: {type(exc).__name__}"
-            else:
-                if response.status_code in RETRY_STATUS:
-                    problem = f"HTTP {response.status_code}"
-                    retry_after = response.headers.get("Retry-After")
-                elif response.status_code >= 400:
-                    raise ProviderError(
-                        f"{url}: HTTP {response.status_code}: {response.text[:200]}"
-                    )
-                else:
-                    try:
-                        return parse_chat_completion(response.json())
-                    except (ValueError, ProviderError) as exc:
-                        problem = f"malformed response body: {exc}"
             if attempt < self.retries:
                 delay = self._delay(attempt, retry_after)
                 log.warning("provider %s: %s; retrying in %.2f s", url, problem, delay)

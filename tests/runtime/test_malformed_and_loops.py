@@ -190,3 +190,9 @@ def test_nan_arguments_are_never_sent_back_as_invalid_json() -> None:
     import json
 
     json.loads(message["tool_calls"][0]["function"]["arguments"], parse_constant=lambda c: 1 / 0)
+
+
+def test_a_plain_answer_has_no_tool_calls() -> None:
+    plain = {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
+    assert parse_chat_completion(plain).tool_calls == ()
+    assert parse_chat_completion(body()).tool_calls == ()

@@ -37,7 +37,8 @@ class Scripted(BaseHTTPRequestHandler):
             self.send_response(status)
             for k, v in headers.items():
                 self.send_header(k, v)
-            self.send_header("Content-Type", "application/json")
+            sse = data.startswith(b"data:")
+            self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -140,3 +141,61 @@ def test_retry_after_is_capped() -> None:
     p = OpenAICompatProvider("http://127.0.0.1:1/v1", "m", backoff=0.5)
     assert p._delay(0, "3600") == 30.0
     assert p._delay(0, "nan") <= 0.5 and p._delay(2, None) >= 1.0  # 0.5 * 2**2, jittered
+
+
+def sse(*chunks: Any) -> bytes:
+    lines = [f"data: {c if isinstance(c, str) else json.dumps(c)}\n\n" for c in chunks]
+    return ("".join(lines) + "data: [DONE]\n\n").encode()
+
+
+def delta(**d: Any) -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": d}]}
+
+
+def test_streamed_content_and_tool_calls_are_joined(server: str) -> None:
+    Scripted.steps = [
+        (
+            200,
+            sse(
+                delta(content="Let me "),
+                delta(content="look."),
+                delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "read_file"}}]),
+                delta(tool_calls=[{"index": 0, "function": {"arguments": '{"path": '}}]),
+                delta(tool_calls=[{"index": 0, "function": {"arguments": '"a.txt"}'}}]),
+                delta(tool_calls=[{"index": 1, "id": "c2", "function": {"arguments": "{}"}}]),
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                {"usage": {"total_tokens": 5}, "choices": []},
+            ),
+            {},
+            0,
+        )
+    ]
+    out = asyncio.run(provider(server, stream=True).complete([], []))
+    assert out.content == "Let me look." and out.finish_reason == "tool_calls"
+    first, second = out.tool_calls
+    assert (first.id, first.name, first.arguments, first.error) == (
+        "c1",
+        "read_file",
+        '{"path": "a.txt"}',
+        None,
+    )
+    assert second.error == "the tool call has no tool name"  # never a crash, never a run
+
+
+def test_a_malformed_stream_is_retried_then_a_provider_error(server: str) -> None:
+    bad = (200, sse(delta(content="a"), "{not json"), {}, 0)
+    Scripted.steps = [bad, bad]
+    with pytest.raises(ProviderError, match="stream chunk is not JSON"):
+        asyncio.run(provider(server, stream=True, retries=1).complete([], []))
+    Scripted.steps = [bad]
+    out = asyncio.run(provider(server, stream=True, retries=1).complete([], []))
+    assert out.content == "hello"  # the retry got a JSON body: servers may ignore "stream"
+
+
+def test_a_stream_is_bounded() -> None:
+    from policyctl.runtime.streaming import StreamAccumulator, StreamError
+
+    joined = StreamAccumulator(limit=1_000)
+    with pytest.raises(StreamError, match="passed 1000 characters"):
+        for _ in range(100):
+            joined.add_line("data: " + json.dumps(delta(content="x" * 50)))
