@@ -75,13 +75,13 @@ class Runtime:
         tool_timeout: float | None = None,
         sessions: int = 10_000,
     ) -> None:
-        for label, value in (
-            ("max_iterations", max_iterations),
-            ("sessions", sessions),
-            ("max_continuations", max_continuations + 1),
+        for label, value, least in (
+            ("max_iterations", max_iterations, 1),
+            ("sessions", sessions, 1),
+            ("max_continuations", max_continuations, 0),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{label} must be a whole number >= 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{label} must be a whole number >= {least}, got {value!r}")
         self.source = policy
         self.registry = registry
         self.provider = provider

@@ -131,7 +131,14 @@ def test_runtime_passes_refusal_detail_to_the_gate() -> None:
     assert "/srv/bot" not in tool_message["content"] and '"stage": 3' in tool_message["content"]
     with pytest.raises(ValueError, match="refusal_detail"):
         Runtime(policy, ToolRegistry([]), ScriptedProvider([]), refusal_detail="all")  # type: ignore[arg-type]
-    for bad in ({"hook_timeout": float("nan")}, {"approval_timeout": -1}, {"max_iterations": 0}):
+    for bad in (
+        {"hook_timeout": float("nan")},
+        {"approval_timeout": -1},
+        {"max_iterations": 0},
+        {"max_continuations": "3"},
+        {"sessions": 0},
+        {"tool_timeout": float("inf")},
+    ):
         with pytest.raises(ValueError):
             Runtime(policy, ToolRegistry([]), ScriptedProvider([]), **bad)  # type: ignore[arg-type]
 
