@@ -126,3 +126,13 @@ def test_a_process_escaping_the_group_does_not_hold_the_call(tmp_path: Path) -> 
         assert out["stdout"].startswith("done") and "a process left its group" in out["stderr"]
     finally:
         os.kill(int(pidfile.read_text()), 9)
+
+
+def test_exec_output_is_held_in_bounded_memory() -> None:
+    from policyctl.runtime.builtin_tools import _Capped
+
+    capped = _Capped(1_000)
+    for _ in range(1_000):
+        capped.add(b"y" * 10_000)  # 10 MB through it
+    assert len(capped.head) + len(capped.tail) == 1_000
+    assert "9999000 bytes cut" in capped.text()

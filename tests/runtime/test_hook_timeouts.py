@@ -174,3 +174,18 @@ def test_a_tool_raising_its_own_timeout_is_reported_as_its_error() -> None:
     res = resolve(policy, None, registry.inventory(policy.catalog))
     out = asyncio.run(CallGate(res, registry, tool_timeout=5).call("read_file", {}))
     assert "upstream took too long" in out.content()
+
+
+def test_observers_see_vetoes_too() -> None:
+    seen: list[Any] = []
+
+    async def observer(_: ToolCallEvent, outcome: Any) -> None:
+        seen.append(outcome)
+
+    async def block(_: ToolCallEvent) -> Any:
+        from policyctl.runtime import Block
+
+        return Block("not today")
+
+    asyncio.run(gate_for([], hooks=[block], observers=[observer]).call("read_file", {"n": 1}))
+    assert [o.veto.reason for o in seen] == ["not today"]
