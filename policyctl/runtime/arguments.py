@@ -227,7 +227,7 @@ def validate(
 
 
 def _number_errors(value: float, schema: dict[str, Any], where: str) -> list[str]:
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         return [f"{where}: NaN and infinities are not accepted"]
     errors = []
     if "minimum" in schema and not value >= schema["minimum"]:
@@ -239,9 +239,19 @@ def _number_errors(value: float, schema: dict[str, Any], where: str) -> list[str
     if "exclusiveMaximum" in schema and not value < schema["exclusiveMaximum"]:
         errors.append(f"{where}: must be < {schema['exclusiveMaximum']}")
     step = schema.get("multipleOf")
-    if step and not math.isclose(value / step, round(value / step), abs_tol=1e-9):
+    if step and not _multiple(value, step):
         errors.append(f"{where}: must be a multiple of {step}")
     return errors
+
+
+def _multiple(value: float, step: float) -> bool:
+    if isinstance(value, int) and isinstance(step, int):
+        return value % step == 0  # exact, whatever the size
+    try:
+        quotient = value / step
+    except OverflowError:  # an integer beyond any float: no multiple a float step can check
+        return False
+    return math.isclose(quotient, round(quotient), abs_tol=1e-9)
 
 
 def _string_errors(value: str, schema: dict[str, Any], where: str) -> list[str]:

@@ -208,7 +208,13 @@ class CallGate:
         if len(name) > MAX_NAME:  # echoed in refusals: never a megabyte of it
             return await self.malformed(None, f"the tool name is longer than {MAX_NAME} characters")
         meta = dict(event_meta or {})
-        prepared = self.registry.prepare_call(name, raw_arguments, self.resolution)
+        try:
+            prepared = self.registry.prepare_call(name, raw_arguments, self.resolution)
+        except Exception as exc:  # a checker that fails must not run the call, nor end the turn
+            log.warning("checking a call of tool %s failed: %s", name, type(exc).__name__)
+            prepared = CallError(
+                name, f"invalid arguments for {name}: they could not be checked", kind="arguments"
+            )
         if isinstance(prepared, CallError):
             return await self._refuse(prepared, raw_arguments, meta)
         assert isinstance(prepared, PreparedCall)

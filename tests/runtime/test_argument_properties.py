@@ -17,6 +17,7 @@ scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(10**20), 10**20),
+    st.integers(-(10**400), 10**400),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=8),
     st.sampled_from(["1", "2.5", "true", "no", "null", "nan", "inf", "1e999", "-0", " 7 "]),
@@ -34,6 +35,8 @@ leaf_schemas = st.one_of(
         [
             {"type": "integer", "minimum": 0},
             {"type": "number", "maximum": 10},
+            {"type": "integer", "multipleOf": 3},
+            {"type": "number", "multipleOf": 0.5, "exclusiveMinimum": -1},
             {"type": ["integer", "null"]},
             {"type": "boolean"},
             {"type": "string", "maxLength": 3},

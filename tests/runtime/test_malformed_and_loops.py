@@ -196,3 +196,17 @@ def test_a_plain_answer_has_no_tool_calls() -> None:
     plain = {"choices": [{"message": {"role": "assistant", "content": "hi"}}]}
     assert parse_chat_completion(plain).tool_calls == ()
     assert parse_chat_completion(body()).tool_calls == ()
+
+
+def test_a_failing_argument_check_refuses_the_call_and_keeps_the_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from policyctl.runtime import registry as registry_module
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise OverflowError("a checker bug")
+
+    monkeypatch.setattr(registry_module, "coerce_arguments", broken)
+    calls: list[dict[str, Any]] = []
+    out = asyncio.run(gate_for([counting_tool(calls)]).call("read_file", {"n": 1}))
+    assert not out.ok and "could not be checked" in out.content() and calls == []

@@ -202,3 +202,16 @@ def test_pattern_one_of_all_of_and_not() -> None:
     assert coerce_arguments({"v": 1, "w": "3"}, schema) == {"v": 1, "w": 3}
     assert "w: must be <= 3" in errors({"w": 4}, schema)
     assert "w: matches a shape that is not allowed" in errors({"w": 2}, schema)
+
+
+def test_integers_beyond_any_float_are_checked_not_crashed_on() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "multipleOf": 3, "maximum": 10},
+            "x": {"type": "number", "multipleOf": 0.5},
+        },
+    }
+    assert "n: must be <= 10" in errors({"n": 3 * 10**400}, schema)
+    assert "x: must be a multiple of 0.5" in errors({"x": 10**400 + 1}, schema)
+    assert coerce_arguments({"n": 9}, schema) == {"n": 9}
