@@ -91,13 +91,18 @@ async def _drain(stream: asyncio.StreamReader | None, into: _Capped) -> None:
         into.add(chunk)
 
 
-async def _settle(readers: asyncio.Future[Any], err: _Capped) -> None:
+async def _settle(
+    proc: asyncio.subprocess.Process, readers: asyncio.Future[Any], err: _Capped
+) -> None:
     """The group is dead, so the pipes close at once, unless a process escaped the group
-    (setsid) and holds them: then stop reading instead of waiting for it."""
+    (setsid) and holds them: then stop reading and close our ends instead of waiting."""
     try:
         await asyncio.wait_for(readers, PIPE_GRACE)
     except asyncio.TimeoutError:
         err.add(b"\n[output still open after the command ended: a process left its group]")
+        transport = getattr(proc, "_transport", None)  # asyncio keeps the pipes there
+        if transport is not None:
+            transport.close()
 
 
 def _kill_group(pid: int) -> None:
@@ -190,7 +195,7 @@ def make_builtin_tools(
             await asyncio.wait_for(_exited(proc), timeout)
         except asyncio.TimeoutError:
             _kill_group(proc.pid)
-            await _settle(readers, err)
+            await _settle(proc, readers, err)
             await proc.wait()
             raise TimeoutError(f"timed out after {timeout} s") from None
         except BaseException:  # cancelled: leave nothing running
@@ -198,7 +203,7 @@ def make_builtin_tools(
             readers.cancel()
             raise
         _kill_group(proc.pid)  # what the command left running in its group
-        await _settle(readers, err)
+        await _settle(proc, readers, err)
         await proc.wait()
         return {"exit_code": proc.returncode, "stdout": out.text(), "stderr": err.text()}
 
