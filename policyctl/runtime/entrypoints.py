@@ -118,7 +118,7 @@ class Runtime:
         self, ctx: RunContext, *, require_tools: bool = True, policy: CompiledPolicy | None = None
     ) -> Resolution:
         """Every entry point resolves here: the compiled policy, over the registered tools."""
-        policy = policy or self.policy  # one read: the whole run stays on this version
+        policy = self.policy if policy is None else policy  # one read: one version per run
         return resolve(
             policy, ctx, self.registry.inventory(policy.catalog), require_tools=require_tools
         )
