@@ -1,8 +1,10 @@
-"""Properties of argument handling over arbitrary model output: it never crashes, and what it
-accepts satisfies the schema and holds no NaN or infinity."""
+"""Properties over arbitrary model output: argument handling never crashes and what it accepts
+satisfies the schema with finite numbers only; any provider body is a response the loop runs
+through, or a ProviderError, never a crash."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 from typing import Any
@@ -10,7 +12,17 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from policyctl import load_policy_text, resolve
+from policyctl.runtime import (
+    CallGate,
+    ProviderResponse,
+    RuntimeTool,
+    ScriptedProvider,
+    ToolRegistry,
+    run_loop,
+)
 from policyctl.runtime.arguments import ArgumentError, coerce_arguments, non_finite, validate
+from policyctl.runtime.providers import ProviderError, parse_chat_completion
 from policyctl.runtime.schema import check_tool_schema
 
 scalars = st.one_of(
@@ -90,3 +102,54 @@ def test_coercion_never_crashes_and_what_it_accepts_holds(schema: dict[str, Any]
     assert non_finite(out) is None
     assert validate(out, schema) == []
     assert all(not (isinstance(v, float) and not math.isfinite(v)) for v in out.values())
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=6)),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "choices",
+                    "message",
+                    "tool_calls",
+                    "function",
+                    "name",
+                    "arguments",
+                    "id",
+                    "content",
+                    "finish_reason",
+                    "delta",
+                    "index",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200)
+@given(json_values)
+def test_any_provider_body_is_a_response_or_a_provider_error(body: Any) -> None:
+
+
+    try:
+        parsed = parse_chat_completion({"choices": [{"message": body}]})
+    except ProviderError:
+        return
+
+    async def run(**_: Any) -> str:
+        return "ok"
+
+    policy = load_policy_text("catalog: nanobot\n")
+    registry = ToolRegistry([RuntimeTool("read_file", "r", {"type": "object"}, run)])
+    gate = CallGate(resolve(policy, None, registry.inventory(policy.catalog)), registry)
+    script = [parsed, ProviderResponse(content="done")]
+    result = asyncio.run(run_loop(ScriptedProvider(script), gate, [], max_iterations=2))
+    assert result.stopped in {"done", "budget", "empty"}
+    json.dumps(result.messages, default=str)
