@@ -137,7 +137,6 @@ json_values = st.recursive(
 @given(json_values)
 def test_any_provider_body_is_a_response_or_a_provider_error(body: Any) -> None:
 
-
     try:
         parsed = parse_chat_completion({"choices": [{"message": body}]})
     except ProviderError:
