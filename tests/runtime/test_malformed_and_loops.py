@@ -210,3 +210,16 @@ def test_a_failing_argument_check_refuses_the_call_and_keeps_the_turn(
     calls: list[dict[str, Any]] = []
     out = asyncio.run(gate_for([counting_tool(calls)]).call("read_file", {"n": 1}))
     assert not out.ok and "could not be checked" in out.content() and calls == []
+
+
+def test_session_detectors_are_bounded_and_keyless_runs_get_their_own() -> None:
+    runtime = Runtime(
+        load_policy_text("catalog: nanobot\n"), ToolRegistry([]), ScriptedProvider([]), sessions=2
+    )
+    a = runtime.loop_detector("agent:main:a")
+    runtime.loop_detector("agent:main:b")
+    assert runtime.loop_detector("agent:main:a") is a  # a is now the most recent
+    runtime.loop_detector("agent:main:c")  # evicts b, the least recently active
+    assert runtime.loop_detector("agent:main:a") is a
+    assert len(runtime._loops) == 2 and "agent:main:b" not in runtime._loops
+    assert runtime.loop_detector(None) is not runtime.loop_detector(None)
