@@ -36,28 +36,53 @@ def _migrate_agents_list(data: Any, name: str) -> bool:
             if key != "id":
                 body[key] = value
         entries[aid] = body
+        _carry_comments(item, body, entries, aid)
     keys = list(agents.keys())
     position = keys.index("list")
+    before_first_item = agents.ca.items.pop("list", None)
     del agents["list"]
     if "entries" not in agents:
         agents.insert(position, "entries", entries)
+        if before_first_item is not None:
+            agents.ca.items["entries"] = before_first_item
     return True
 
 
+def _carry_comments(item: Any, body: Any, entries: Any, aid: str) -> None:
+    """Move an `agents.list` item's comments to its `agents.entries` form: each key keeps its
+    own, and the comment written after `id: x` (with the lines below it) follows `x:`.
+    ruamel keeps a comment on the key it follows; the text is moved as written, so a comment
+    line may come out at its old indentation, but it is never dropped."""
+    for key, tokens in item.ca.items.items():
+        if key == "id":
+            after_id = tokens[2] if len(tokens) > 2 else None
+            if after_id is not None:
+                entries.ca.items[aid] = [None, None, after_id, None]
+        else:
+            body.ca.items[key] = tokens
+    if item.ca.comment is not None:
+        body.ca.comment = item.ca.comment
+
+
+def toml_needs_manual_migration(text: str, name: str, limits: Limits | None = None) -> bool:
+    """Whether a TOML file still uses `agents.list`, which `fmt --migrate` cannot rewrite
+    there (TOML is left as written: see `format_text`)."""
+    located = parse_text(text, name, "toml", limits or default_limits())
+    agents = located.get("agents")
+    return isinstance(agents, dict) and "list" in agents
+
+
 def format_text(text: str, name: str, migrate: bool = False, limits: Limits | None = None) -> str:
-    """The canonical text of a policy file (YAML or JSON). TOML is not rewritten."""
+    """The canonical text of a policy file (YAML or JSON).
+
+    TOML is read with the safe reader (so a broken file is still reported) and returned as
+    written: no TOML writer keeps comments and layout well enough to be a formatter, and a
+    formatter that loses an operator's comments is worse than none."""
     limits = limits or default_limits()
     fmt = detect_format(name)
     if fmt == "toml":
-        raise PolicyError(
-            [
-                Diagnostic.make(
-                    "PC110",
-                    "policyctl fmt rewrites YAML and JSON files; TOML files are left as written",
-                    Source(name, 1, 1),
-                )
-            ]
-        )
+        parse_text(text, name, fmt, limits)
+        return text
     parse_text(text, name, fmt, limits)  # the safe reader first: tags, bombs, duplicates refused
     if fmt == "json":
         data = json.loads(text)
