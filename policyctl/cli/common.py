@@ -102,6 +102,15 @@ def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> Non
         g.add_argument("--tool", action=_AskingFlagOnly, metavar="NAME", help=argparse.SUPPRESS)
 
 
+def add_sarif_root_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sarif-root",
+        metavar="DIR",
+        help="with --format sarif: make file URIs relative to DIR (default: the working "
+        "directory), e.g. the repository root for code scanning",
+    )
+
+
 def _context_file(path: str) -> RunContext:
     from pydantic import ValidationError
 
