@@ -7,9 +7,13 @@ from collections.abc import Callable
 
 
 def _policy() -> dict[str, object]:
+    from .catalog import BUILTIN_CATALOGS, builtin_catalog
     from .model import document_json_schema
 
-    return document_json_schema()
+    profiles: dict[str, None] = {}
+    for name in BUILTIN_CATALOGS:
+        profiles.update(dict.fromkeys(builtin_catalog(name).profiles))
+    return document_json_schema(sorted(profiles), BUILTIN_CATALOGS)
 
 
 def _catalog() -> dict[str, object]:
