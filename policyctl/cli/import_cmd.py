@@ -6,6 +6,11 @@ import argparse
 import io
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..importer import ImportResult
+    from ..json5_comments import Comment
 
 from .common import EXIT_OK, EXIT_USAGE, subcommand
 
@@ -26,9 +31,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     import json5
-    from ruamel.yaml import YAML
 
+    from ..catalog import load_catalog
+    from ..diagnostics import PolicyError
     from ..importer import import_openclaw
+    from ..json5_comments import json5_comments
+    from .common import report_failure
 
     try:
         text = Path(args.file).read_text(encoding="utf-8")
@@ -42,21 +50,95 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(config, dict):
         print(f"policyctl import: {args.file}: the top level must be an object", file=sys.stderr)
         return EXIT_USAGE
-    result = import_openclaw(config)
+    try:
+        catalog = load_catalog(args.catalog, Path.cwd())
+    except PolicyError as exc:
+        report_failure(exc, f"policyctl import: catalog {args.catalog} cannot be used")
+        return EXIT_USAGE
+    channel_tools = {n for n in catalog.sandbox_deny if n not in catalog.tool_ids}
+    result = import_openclaw(config, channel_tools)
     doc = {"catalog": args.catalog, **result.document}
-    yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    out = io.StringIO()
-    out.write(
+    body, lost = render_yaml(doc, result, json5_comments(text))
+    header = (
         f"# Imported by policyctl from {Path(args.file).name}.\n"
         "# Check it with: policyctl validate <this file>\n"
+        "# Comments of the original are kept beside the keys they describe; comments on\n"
+        "# left-out sections are not (their line numbers are listed on stderr).\n"
     )
-    yaml.dump(doc, out)
     if args.output:
-        Path(args.output).write_text(out.getvalue(), encoding="utf-8")
+        Path(args.output).write_text(header + body, encoding="utf-8")
     else:
-        sys.stdout.write(out.getvalue())
+        sys.stdout.write(header + body)
     for path in result.left_out:
         print(f"left out: {path}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for line in lost:
+        print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def render_yaml(
+    doc: dict[str, Any], result: ImportResult, comments: list[Comment]
+) -> tuple[str, list[str]]:
+    """The YAML text with the original's comments (and the import's remarks) in place, and a
+    line for each comment that could not be kept (by line number only: a comment next to a
+    left-out token may quote the token)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    def commented(node: Any) -> Any:
+        if isinstance(node, dict):
+            return CommentedMap((k, commented(v)) for k, v in node.items())
+        if isinstance(node, list):
+            return CommentedSeq(commented(v) for v in node)
+        return node
+
+    root = commented(doc)
+    before: dict[tuple[Any, ...], list[str]] = {}
+    after: dict[tuple[Any, ...], list[str]] = {}
+    start: list[str] = []
+    lost: list[str] = []
+    for c in comments:
+        if not c.path:
+            start.append(c.text)
+            continue
+        out = result.output_path(c.path)
+        if _find(root, out) is None:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in c.path)[1:]
+            lost.append(f"comment not kept: line {c.line} (on {where}, which is left out)")
+            continue
+        (after if c.trailing or isinstance(_find(root, out[:-1]), list) else before).setdefault(
+            out, []
+        ).append(c.text)
+    for out, remark in result.remarks.items():
+        if _find(root, out) is not None:
+            after.setdefault(out, []).append(remark)
+    for out, texts in before.items():
+        parent = _find(root, out[:-1])
+        parent.yaml_set_comment_before_after_key(
+            out[-1], before="\n".join(texts), indent=2 * (len(out) - 1)
+        )
+    for out, texts in after.items():
+        parent = _find(root, out[:-1])
+        parent.yaml_add_eol_comment("# " + "; ".join(texts), out[-1])
+    if start:
+        root.yaml_set_start_comment("\n".join(start))
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    buffer = io.StringIO()
+    yaml.dump(root, buffer)
+    return buffer.getvalue(), lost
+
+
+def _find(root: Any, path: tuple[Any, ...]) -> Any:
+    """The node at `path`, or None when the import did not keep it."""
+    node = root
+    for part in path:
+        inside_map = isinstance(node, dict) and part in node
+        inside_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if not (inside_map or inside_list):
+            return None
+        node = node[part]
+    return node

@@ -1,0 +1,133 @@
+"""`policyctl import`: an OpenClaw config's policy survives the trip, with its comments."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from policyctl import RunContext, Sender, load_policy, resolve
+from policyctl.catalog import builtin_catalog
+from policyctl.cli.main import main
+from policyctl.cli.validate import validate_file
+from policyctl.json5_comments import json5_comments
+
+CONFIG = ROOT / "tests" / "data" / "openclaw-slack-mcp.json5"
+
+
+@pytest.fixture
+def imported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str, str]:
+    out = tmp_path / "policy.yaml"
+    assert main(["import", str(CONFIG), "-o", str(out)]) == 0
+    _, err = capsys.readouterr()
+    return out, out.read_text(encoding="utf-8"), err
+
+
+def _allowed(path: Path, **ctx: object) -> tuple[str, ...]:
+    return resolve(load_policy(str(path)), RunContext(**ctx), require_tools=False).allowed  # type: ignore[arg-type]
+
+
+def test_slack_per_channel_policies_become_groups(imported: tuple[Path, str, str]) -> None:
+    path, _, _ = imported
+    key = "agent:support:slack:channel:C0SUPPORT"
+    member = _allowed(path, agent="support", session_key=key, sender=Sender(id="U9"))
+    lead = _allowed(path, agent="support", session_key=key, sender=Sender(id="U0LEAD"))
+    assert "write" not in member and "write" in lead  # channel tools, then its toolsBySender
+
+
+def test_a_channel_named_by_name_is_flagged(imported: tuple[Path, str, str]) -> None:
+    _, text, err = imported
+    assert "'#general': # replace with the channel id" in text
+    assert 'replace "#general" with the channel id' in err
+
+
+def test_mcp_servers_become_inventory_stubs_that_resolve(imported: tuple[Path, str, str]) -> None:
+    path, text, err = imported
+    assert "github__search_code" in _allowed(path, agent="support")
+    assert "inventory.mcp.linear: no entry names one of its tools" in err
+    assert "mcp.servers.old is disabled" in err and "old:" not in text
+    for secret in ("gw-secret-1", "xoxb-secret-2", "ghp-secret-3", "github-mcp", "linear.example"):
+        assert secret not in text
+
+
+def test_the_default_agent_governs_runs_that_name_no_agent(
+    imported: tuple[Path, str, str],
+) -> None:
+    path, text, err = imported
+    assert _allowed(path) == _allowed(path, agent="support")
+    assert _allowed(path) != _allowed(path, agent="ops")
+    assert "agents.list[1].default" not in err  # imported, not left out
+    assert "support:  # runs that name no agent are support's; the default agent" in text
+
+
+def test_comments_are_kept_or_reported_by_line(imported: tuple[Path, str, str]) -> None:
+    _, text, err = imported
+    for comment in (
+        "# A support deployment",
+        "# nobody edits the gateway config from a chat",
+        "# the support channel: no writing tools for anyone but the leads",
+        "# code search",
+    ):
+        assert comment in text
+    assert "comment not kept: line 3 (on gateway, which is left out)" in err
+    assert "gateway token" not in text + err  # a lost comment's text is never printed
+
+
+def test_validate_and_resolve_agree_on_the_imported_channel_tool(
+    imported: tuple[Path, str, str],
+) -> None:
+    path, text, err = imported
+    assert "- name: slack\n      pluginId: slack" in text
+    assert 'declared inventory.plugins "slack"' in err
+    res = resolve(load_policy(str(path)), RunContext(agent="support"), require_tools=False)
+    assert "slack" in res.allowed
+    assert not [w for w in res.warnings if "slack" in w.message]
+    assert not [
+        d
+        for d in validate_file(str(path), strict=False, max_contexts=200)
+        if '"slack"' in d.message
+    ]
+
+
+CHANNEL_IDS = sorted(
+    n
+    for n in builtin_catalog("openclaw").sandbox_deny
+    if n not in builtin_catalog("openclaw").tool_ids
+)
+
+
+@pytest.mark.parametrize("name", [*CHANNEL_IDS, "browser", "cron", "image", "message", "bash"])
+def test_validate_warns_exactly_when_resolve_does(name: str, tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(f"tools:\n  allow: [read, {name}]\n", encoding="utf-8")
+    validate_says = any(
+        d.code == "PC410" for d in validate_file(str(path), strict=False, max_contexts=50)
+    )
+    res = resolve(load_policy(str(path)), RunContext(provider="openai"), require_tools=False)
+    resolve_says = any(w.code == "PC401" for w in res.warnings)
+    assert validate_says == resolve_says, (name, validate_says, resolve_says)
+
+
+def test_the_fix_for_a_channel_tool_works(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("tools:\n  allow: [read, slack]\n", encoding="utf-8")
+    (found,) = [d for d in validate_file(str(path), False, 50) if d.code == "PC410"]
+    assert found.fix and "inventory: {plugins: [{name: slack, pluginId: slack}]}" in found.fix
+    path.write_text(
+        "tools:\n  allow: [read, slack]\ninventory: {plugins: [{name: slack, pluginId: slack}]}\n",
+        encoding="utf-8",
+    )
+    assert not [d for d in validate_file(str(path), False, 50) if d.code == "PC410"]
+    assert "slack" in _allowed(path)
+
+
+def test_json5_comment_paths() -> None:
+    text = '// head\n{\n  // on a\n  a: [1, // one\n  2],\n  "b": { c: true }, /* on b */\n}\n'
+    got = [(c.text, c.path, c.trailing) for c in json5_comments(text)]
+    assert got == [
+        ("head", (), False),
+        ("on a", ("a",), False),
+        ("one", ("a", 0), True),
+        ("on b", ("b",), True),
+    ]
