@@ -37,6 +37,8 @@ class _Frame:
 @dataclass
 class _Scanner:
     text: str
+    max_depth: int | None = None
+    too_deep_at: int | None = None  # the line where nesting first passed max_depth
     pos: int = 0
     line: int = 1
     stack: list[_Frame] = field(default_factory=list)
@@ -103,15 +105,21 @@ class _Scanner:
             elif ch in "{[":
                 path = self.begin_value()
                 self.stack.append(_Frame(ch, path))
+                if self.max_depth is not None and len(self.stack) > self.max_depth:
+                    self.too_deep_at = self.line
+                    return self.comments
                 self.last_path = None
                 self.pos += 1
             elif ch in "}]":
+                if not self.stack:
+                    break  # unbalanced: not valid JSON5, which the parser reports
                 frame = self.stack.pop()
                 self.flush_pending(frame.path)
                 self.end_value(frame.path)
                 self.pos += 1
             elif ch == ":":
-                self.stack[-1].expect_key = False
+                if self.stack:
+                    self.stack[-1].expect_key = False
                 self.pos += 1
             elif ch == ",":
                 if self.stack and self.stack[-1].kind == "{":
@@ -164,3 +172,11 @@ class _Scanner:
 def json5_comments(text: str) -> list[Comment]:
     """Every comment of a (valid) JSON5 text, with the path it belongs to, in text order."""
     return _Scanner(text).scan()
+
+
+def nesting_too_deep(text: str, max_depth: int) -> int | None:
+    """The line where the text nests deeper than `max_depth`, or None. Checked before the
+    json5 parser runs: it is recursive and would overflow the stack on a hostile file."""
+    scanner = _Scanner(text, max_depth)
+    scanner.scan()
+    return scanner.too_deep_at

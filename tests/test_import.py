@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from policyctl import RunContext, Sender, load_policy, resolve
 from policyctl.catalog import builtin_catalog
@@ -131,3 +134,70 @@ def test_json5_comment_paths() -> None:
         ("one", ("a", 0), True),
         ("on b", ("b",), True),
     ]
+
+
+_KEYS = st.sampled_from(
+    [
+        "tools",
+        "agents",
+        "list",
+        "defaults",
+        "channels",
+        "slack",
+        "groups",
+        "accounts",
+        "mcp",
+        "servers",
+        "allow",
+        "deny",
+        "alsoAllow",
+        "toolsBySender",
+        "default",
+        "id",
+        "profile",
+        "session",
+        "byProvider",
+        "sandbox",
+        "subagents",
+        "enabled",
+        "#x",
+        "C1",
+        "github",
+    ]
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(_KEYS, _JSON, max_size=6))
+def test_import_never_crashes_and_writes_yaml(config: dict[str, object]) -> None:
+    from ruamel.yaml import YAML
+
+    from policyctl.cli.import_cmd import render_yaml
+    from policyctl.importer import import_openclaw
+
+    result = import_openclaw(config, {"slack"})
+    text = json.dumps(config, indent=1)
+    body, _ = render_yaml({"catalog": "openclaw", **result.document}, result, json5_comments(text))
+    assert isinstance(YAML(typ="safe").load(body), dict)
+
+
+def test_hostile_configs_are_refused_with_a_diagnostic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deep = tmp_path / "deep.json5"
+    deep.write_text("{a: " + "[" * 5000 + "]" * 5000 + "}", encoding="utf-8")
+    assert main(["import", str(deep)]) == 2
+    assert "PC107" in capsys.readouterr().err
+    at_limit = tmp_path / "ok.json5"  # as deep as a policy may be: json5 must not overflow
+    at_limit.write_text("{a: " + "{b: " * 62 + "1" + "}" * 62 + "}", encoding="utf-8")
+    assert main(["import", str(at_limit)]) == 0
+    capsys.readouterr()
+    utf16 = tmp_path / "utf16.json5"
+    utf16.write_bytes("{tools: {}}".encode("utf-16"))
+    assert main(["import", str(utf16)]) == 2
+    assert "PC102" in capsys.readouterr().err

@@ -33,20 +33,45 @@ def run(args: argparse.Namespace) -> int:
     import json5
 
     from ..catalog import load_catalog
-    from ..diagnostics import PolicyError
+    from ..diagnostics import Diagnostic, PolicyError, Source
     from ..importer import import_openclaw
-    from ..json5_comments import json5_comments
+    from ..json5_comments import json5_comments, nesting_too_deep
+    from ..loader import read_text
+    from ..settings import default_limits
     from .common import report_failure
 
+    limits = default_limits()
     try:
-        text = Path(args.file).read_text(encoding="utf-8")
-        config = json5.loads(text)
-    except OSError as exc:
-        print(f"policyctl import: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        text = read_text(Path(args.file), limits, args.file)  # size, encoding: as for policies
+        deep_at = nesting_too_deep(text, limits.max_depth)
+        if deep_at is not None:
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC107",
+                        f"nesting deeper than {limits.max_depth} levels",
+                        Source(args.file, deep_at, 1),
+                        fix="raise POLICYCTL_MAX_DEPTH if this is intended",
+                    )
+                ]
+            )
+    except PolicyError as exc:
+        report_failure(exc, f"policyctl import: {args.file} cannot be imported")
         return EXIT_USAGE
-    except (ValueError, UnicodeDecodeError) as exc:
+    # json5's parser recurses ~15 frames per nesting level: make room for what the depth
+    # check above admits (bounded, so a raised POLICYCTL_MAX_DEPTH cannot exhaust the stack).
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, min(20 * limits.max_depth + 1000, 20_000)))
+    try:
+        config = json5.loads(text)
+    except ValueError as exc:
         print(f"policyctl import: {args.file} is not JSON5: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except RecursionError:
+        print(f"policyctl import: {args.file} nests too deeply to be read", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        sys.setrecursionlimit(previous)
     if not isinstance(config, dict):
         print(f"policyctl import: {args.file}: the top level must be an object", file=sys.stderr)
         return EXIT_USAGE
