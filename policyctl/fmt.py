@@ -8,7 +8,49 @@ from typing import Any
 
 from .diagnostics import Diagnostic, PolicyError, Source
 from .loader import detect_format, parse_text
+from .located import LocMap, LocSeq
 from .settings import Limits, default_limits
+
+
+def _check_legacy_list(located: LocMap, name: str) -> None:
+    """Every problem that would stop `agents.list` from becoming `agents.entries`, located:
+    an item that is no mapping or has no id, an id given twice (the second would silently
+    replace the first), an id that `agents.entries` already has."""
+    agents = located.get("agents")
+    items = agents.get("list") if isinstance(agents, LocMap) else None
+    if not isinstance(items, LocSeq):
+        return
+    entries = agents.get("entries") if isinstance(agents, LocMap) else None
+    seen: set[str] = set(entries) if isinstance(entries, LocMap) else set()
+    problems: list[Diagnostic] = []
+    for i, item in enumerate(items):
+        where = items.item_src[i] if i < len(items.item_src) else None
+        where = where or items.src or Source(name, 1, 1)
+        if not isinstance(item, LocMap) or not isinstance(item.get("id"), str):
+            problems.append(
+                Diagnostic.make(
+                    "PC204",
+                    f"agents.list[{i}] has no id, so it cannot become an agents.entries key",
+                    where,
+                    f"agents.list[{i}]",
+                    "add `id: <agent id>` to the item",
+                )
+            )
+            continue
+        aid = item["id"]
+        if aid in seen:
+            problems.append(
+                Diagnostic.make(
+                    "PC306",
+                    f'agent "{aid}" is defined twice',
+                    item.val_src.get("id", where),
+                    f"agents.list[{i}].id",
+                    "merge the two definitions into one",
+                )
+            )
+        seen.add(aid)
+    if problems:
+        raise PolicyError(problems)
 
 
 def _migrate_agents_list(data: Any, name: str) -> bool:
@@ -22,15 +64,7 @@ def _migrate_agents_list(data: Any, name: str) -> bool:
     if entries is None:
         entries = CommentedMap()
     for item in agents["list"]:
-        if not isinstance(item, dict) or "id" not in item:
-            raise PolicyError(
-                [Diagnostic.make("PC204", "agents.list item without id", Source(name, 1, 1))]
-            )
-        aid = str(item["id"])
-        if aid in entries:
-            raise PolicyError(
-                [Diagnostic.make("PC306", f'agent "{aid}" is defined twice', Source(name, 1, 1))]
-            )
+        aid = str(item["id"])  # checked by _check_legacy_list
         body = CommentedMap()
         for key, value in item.items():
             if key != "id":
@@ -83,7 +117,9 @@ def format_text(text: str, name: str, migrate: bool = False, limits: Limits | No
     if fmt == "toml":
         parse_text(text, name, fmt, limits)
         return text
-    parse_text(text, name, fmt, limits)  # the safe reader first: tags, bombs, duplicates refused
+    located = parse_text(text, name, fmt, limits)  # the safe reader first: tags, bombs, ...
+    if migrate:
+        _check_legacy_list(located, name)
     if fmt == "json":
         data = json.loads(text)
         if (

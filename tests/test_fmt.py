@@ -79,3 +79,20 @@ def test_fmt_migrate_on_legacy_toml_says_it_must_be_done_by_hand(
     assert main(["fmt", "--migrate", str(path)]) == 1
     assert "[agents.entries.<id>]" in capsys.readouterr().err
     assert path.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_migrate_refuses_what_it_cannot_migrate_with_every_location(
+    suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the second "a" would silently replace the first, and the nameless item has no key
+    text = (
+        '{"agents": {"list": [{"id": "a"}, {"id": "a", "tools": {"deny": ["exec"]}}, '
+        '{"name": "x"}]}}\n'
+    )
+    path = tmp_path / f"policy.{suffix}"
+    path.write_text(text, encoding="utf-8")
+    assert main(["fmt", "--migrate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"policy.{suffix}:1:" in err and "PC306" in err and "PC204" in err
+    assert path.read_text(encoding="utf-8") == text

@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     header = (
         f"# Imported by policyctl from {Path(args.file).name}.\n"
         "# Check it with: policyctl validate <this file>\n"
-        "# Comments of the original are kept beside the keys they describe; comments on\n"
-        "# left-out sections are not (their line numbers are listed on stderr).\n"
+        "# Comments of the original are kept beside the keys they describe (as written:\n"
+        "# review them), comments on left-out sections are not (see stderr for their lines).\n"
     )
     if args.output:
         Path(args.output).write_text(header + body, encoding="utf-8")
