@@ -3,7 +3,7 @@
 Everything else (tokens, workspaces, models, channel credentials, exec and elevated settings)
 is left out and listed by key path only, never by value, so secrets never reach the output.
 Where OpenClaw spells a policy differently, it is moved to policyctl's spelling and the move is
-recorded (`moved`), so comments written on the original follow it (`to_yaml`):
+recorded (`moved`), so comments written on the original follow it (`cli/import_cmd.py`):
 
 - Slack keeps its per-channel policies in `channels.slack.channels.<id>` (tools,
   toolsBySender); they are policyctl groups, since a Slack channel's session key is
@@ -342,6 +342,11 @@ def _agents(imp: _Importer, raw: Any) -> dict[str, Any]:
                 if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
                     imp.skip(f"agents.list[{i}] (no id)")
                     continue
+                if item["id"] in entries:
+                    imp.notes.append(
+                        f'agents.list[{i}] repeats the id "{item["id"]}": only this later '
+                        "definition is imported; merge the two by hand"
+                    )
                 entries[item["id"]] = imp.agent(item, f"agents.list[{i}]")
                 imp.moved[("agents", "list", i)] = ("agents", "entries", item["id"])
                 # the flag itself becomes a remark on the entry (see _default_agent)
