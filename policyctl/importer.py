@@ -373,6 +373,14 @@ def _default_agent(
             f"agents {', '.join(marked)} are all marked default; OpenClaw uses the first, {aid}"
         )
     imp.remarks[("agents", "entries", aid)] = f"the default agent ({how})"
+    own_mode = agents["entries"][aid].get("sandbox", {}).get("mode")
+    default_mode = agents.get("defaults", {}).get("sandbox", {}).get("mode", "off")
+    if own_mode is not None and own_mode != default_mode:
+        imp.notes.append(
+            f'the default agent "{aid}" has sandbox mode {own_mode}: runs that name no agent '
+            f"get agents.defaults.sandbox.mode ({default_mode}) in policyctl; name the agent "
+            "(--agent, or a session key agent:<id>:...) to resolve them as OpenClaw does"
+        )
     tools = agents["entries"][aid].get("tools")
     if not tools:
         return

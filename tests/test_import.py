@@ -201,3 +201,16 @@ def test_hostile_configs_are_refused_with_a_diagnostic(
     utf16.write_bytes("{tools: {}}".encode("utf-16"))
     assert main(["import", str(utf16)]) == 2
     assert "PC102" in capsys.readouterr().err
+
+
+def test_default_agent_sandbox_mode_that_cannot_follow_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "openclaw.json5"
+    config.write_text(
+        '{agents: {list: [{id: "a", default: true, sandbox: {mode: "all"}}]}}', encoding="utf-8"
+    )
+    assert main(["import", str(config)]) == 0
+    assert (
+        "sandbox mode all: runs that name no agent get agents.defaults" in capsys.readouterr().err
+    )
