@@ -144,7 +144,9 @@ class _Importer:
 
 
 def import_openclaw(config: Mapping[str, Any], channel_tools: Iterable[str] = ()) -> ImportResult:
-    """`channel_tools`: the catalog's chat-channel tool ids (`slack`, `telegram`, ...)."""
+    """`channel_tools`: the catalog's chat-channel tool ids (`slack`, `telegram`, ...); one is
+    declared as a plugin tool when its channel is set up (and not disabled) and an entry
+    names it."""
     imp = _Importer()
     doc: dict[str, Any] = {}
     servers: list[str] = []
@@ -172,8 +174,20 @@ def import_openclaw(config: Mapping[str, Any], channel_tools: Iterable[str] = ()
                 doc["session"] = session
         else:
             imp.skip(key)
-    _declare_inventory(imp, doc, servers, set(channel_tools))
+    enabled = _enabled_channels(config.get("channels"))
+    _declare_inventory(imp, doc, servers, set(channel_tools) & enabled)
     return ImportResult(doc, imp.left_out, imp.notes, imp.moved, imp.remarks)
+
+
+def _enabled_channels(value: Any) -> set[str]:
+    """The chat channels the config sets up and does not disable (`enabled: false`)."""
+    if not isinstance(value, Mapping):
+        return set()
+    return {
+        str(name).strip().lower()
+        for name, channel in value.items()
+        if isinstance(channel, Mapping) and channel.get("enabled") is not False
+    }
 
 
 def _channels(imp: _Importer, value: Any) -> dict[str, Any]:
@@ -272,6 +286,8 @@ def _entries(node: Any) -> Iterator[str]:
 def _declare_inventory(
     imp: _Importer, doc: dict[str, Any], servers: list[str], channel_tools: set[str]
 ) -> None:
+    """Inventory stubs for the MCP servers, and plugin tools for the enabled channels' tools
+    (`channel_tools`) that entries name."""
     from .names import mcp_tool_name
 
     named = list(dict.fromkeys(_entries(doc)))
@@ -290,12 +306,7 @@ def _declare_inventory(
                 f"inventory.mcp.{server}: no entry names one of its tools; list them so "
                 f"{prefix}* entries resolve"
             )
-    configured = {str(c).strip().lower() for c in doc.get("channels", {})}
-    plugins = [
-        {"name": tool, "pluginId": tool}
-        for tool in named
-        if tool in channel_tools and tool in configured
-    ]
+    plugins = [{"name": tool, "pluginId": tool} for tool in named if tool in channel_tools]
     for plugin in plugins:
         imp.notes.append(
             f'declared inventory.plugins "{plugin["name"]}": the tool of the configured '

@@ -214,3 +214,21 @@ def test_default_agent_sandbox_mode_that_cannot_follow_is_said(
     assert (
         "sandbox mode all: runs that name no agent get agents.defaults" in capsys.readouterr().err
     )
+
+
+@pytest.mark.parametrize(("enabled", "declared"), [("true", True), ("false", False)])
+def test_a_channel_tool_is_declared_only_for_an_enabled_channel(
+    enabled: str, declared: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "openclaw.json5"
+    config.write_text(
+        f'{{tools: {{deny: ["telegram"]}}, channels: {{telegram: {{enabled: {enabled}, '
+        'botToken: "123:abc"}}}',
+        encoding="utf-8",
+    )
+    out = tmp_path / "policy.yaml"
+    assert main(["import", str(config), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert ("pluginId: telegram" in out.read_text(encoding="utf-8")) is declared
+    warned = [d for d in validate_file(str(out), False, 50) if '"telegram"' in d.message]
+    assert bool(warned) is not declared  # an enabled channel's tool is known, else PC411
