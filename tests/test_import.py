@@ -181,9 +181,16 @@ def test_import_never_crashes_and_writes_yaml(config: dict[str, object]) -> None
     from policyctl.importer import import_openclaw
 
     result = import_openclaw(config, {"slack"})
-    text = json.dumps(config, indent=1)
-    body, _ = render_yaml({"catalog": "openclaw", **result.document}, result, json5_comments(text))
-    assert isinstance(YAML(typ="safe").load(body), dict)
+    doc = {"catalog": "openclaw", **result.document}
+    plain, _ = render_yaml(doc, result, [])
+    # a comment after every line and one on a line of its own before it: they may land
+    # anywhere sensible, but never change the data
+    lines = json.dumps(config, indent=1).splitlines()
+    text = "\n".join(f"// above {i}\n{line} // after {i}" for i, line in enumerate(lines))
+    commented, _ = render_yaml(doc, result, json5_comments(text))
+    safe = YAML(typ="safe")
+    assert safe.load(commented) == safe.load(plain)
+    assert isinstance(safe.load(plain), dict)
 
 
 def test_hostile_configs_are_refused_with_a_diagnostic(
