@@ -40,6 +40,8 @@ class ImportResult:
     moved: dict[Path, Path] = field(default_factory=dict)
     #: output path -> a comment the import writes there
     remarks: dict[Path, str] = field(default_factory=dict)
+    #: the config as read (comments quoting a left-out value are not copied)
+    config: Mapping[str, Any] = field(default_factory=dict)
 
     def output_path(self, source: Path) -> Path:
         """Where a value of the OpenClaw config went (if it was imported at all)."""
@@ -176,7 +178,7 @@ def import_openclaw(config: Mapping[str, Any], channel_tools: Iterable[str] = ()
             imp.skip(key)
     enabled = _enabled_channels(config.get("channels"))
     _declare_inventory(imp, doc, servers, set(channel_tools) & enabled)
-    return ImportResult(doc, imp.left_out, imp.notes, imp.moved, imp.remarks)
+    return ImportResult(doc, imp.left_out, imp.notes, imp.moved, imp.remarks, config)
 
 
 def _enabled_channels(value: Any) -> set[str]:

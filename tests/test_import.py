@@ -239,3 +239,26 @@ def test_a_channel_tool_is_declared_only_for_an_enabled_channel(
     assert ("pluginId: telegram" in out.read_text(encoding="utf-8")) is declared
     warned = [d for d in validate_file(str(out), False, 50) if '"telegram"' in d.message]
     assert bool(warned) is not declared  # an enabled channel's tool is known, else PC411
+
+
+def test_a_comment_quoting_a_secret_is_not_copied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "openclaw.json5"
+    config.write_text(
+        "{\n"
+        '  channels: {slack: {botToken: "zz-9f8e7d6c5b4a", groups: {C1: {tools: {\n'
+        '    deny: ["exec"], // rotated: the old one was zz-9f8e7d6c5b4a\n'
+        '    allow: ["read"], // from xoxb-1234567890-abc\n'
+        "  }}}}},\n"
+        '  tools: {deny: ["gateway"]}, // sandboxed sessions never get the gateway\n'
+        "}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "policy.yaml"
+    assert main(["import", str(config), "-o", str(out)]) == 0
+    text, err = out.read_text(encoding="utf-8"), capsys.readouterr().err
+    assert "zz-9f8e7d6c5b4a" not in text and "xoxb-" not in text
+    assert "line 3 (it may quote a left-out value)" in err
+    assert "line 4 (it may quote a left-out value)" in err
+    assert "# sandboxed sessions never get the gateway" in text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,7 +126,11 @@ def render_yaml(
     after: dict[tuple[Any, ...], list[str]] = {}
     start: list[str] = []
     lost: list[str] = []
+    left_out_values = _secret_values(result.config) - _strings(doc)
     for c in comments:
+        if _may_hold_a_secret(c.text, left_out_values):
+            lost.append(f"comment not kept: line {c.line} (it may quote a left-out value)")
+            continue
         if not c.path:
             start.append(c.text)
             continue
@@ -155,6 +160,48 @@ def render_yaml(
     buffer = io.StringIO()
     yaml.dump(root, buffer)
     return buffer.getvalue(), lost
+
+
+# Shapes of common credentials (Slack, GitHub, OpenAI-style and AWS keys, JWTs).
+_SECRET_SHAPES = re.compile(
+    r"(xox[abposr]-|xapp-|gh[pousr]_|github_pat_|sk-|AKIA|eyJ)[A-Za-z0-9_\-.]{6,}"
+)
+
+
+def _may_hold_a_secret(text: str, left_out_values: set[str]) -> bool:
+    """A comment that quotes a value the import left out (a token, a URL, a command), or
+    that looks like a credential, is not copied: the output must never carry a secret."""
+    return bool(_SECRET_SHAPES.search(text)) or any(v in text for v in left_out_values)
+
+
+_SENSITIVE_KEY = re.compile(r"token|secret|passw|key|auth|cred|env|header|cookie", re.I)
+
+
+def _secret_values(node: Any, sensitive: bool = False) -> set[str]:
+    """Strings of a parsed config that may be credentials: values under a key that sounds
+    like one (token, secret, env, headers, ...), and long strings mixing letters and digits."""
+    if isinstance(node, dict):
+        return set().union(
+            *(
+                _secret_values(v, sensitive or bool(_SENSITIVE_KEY.search(str(k))))
+                for k, v in node.items()
+            )
+        )
+    if isinstance(node, list):
+        return set().union(*(_secret_values(v, sensitive) for v in node))
+    if not isinstance(node, str) or len(node) < 6:
+        return set()
+    mixed = len(node) >= 12 and any(c.isdigit() for c in node) and any(c.isalpha() for c in node)
+    return {node} if sensitive or mixed else set()
+
+
+def _strings(node: Any) -> set[str]:
+    """Every string value of a document."""
+    if isinstance(node, dict):
+        return set().union(*(_strings(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_strings(v) for v in node))
+    return {node} if isinstance(node, str) else set()
 
 
 def _find(root: Any, path: tuple[Any, ...]) -> Any:
