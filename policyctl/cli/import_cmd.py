@@ -30,58 +30,32 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    import json5
+class _Unusable(Exception):
+    """The config cannot be imported; the message has been printed or is the reason."""
 
+
+def run(args: argparse.Namespace) -> int:
     from ..catalog import load_catalog
-    from ..diagnostics import Diagnostic, PolicyError, Source
+    from ..diagnostics import PolicyError
     from ..importer import import_openclaw
-    from ..json5_comments import json5_comments, nesting_too_deep
-    from ..loader import read_text
-    from ..settings import default_limits
+    from ..json5_comments import json5_comments
     from .common import report_failure
 
-    limits = default_limits()
     try:
-        text = read_text(Path(args.file), limits, args.file)  # size, encoding: as for policies
-        deep_at = nesting_too_deep(text, limits.max_depth)
-        if deep_at is not None:
-            raise PolicyError(
-                [
-                    Diagnostic.make(
-                        "PC107",
-                        f"nesting deeper than {limits.max_depth} levels",
-                        Source(args.file, deep_at, 1),
-                        fix="raise POLICYCTL_MAX_DEPTH if this is intended",
-                    )
-                ]
-            )
-    except PolicyError as exc:
-        report_failure(exc, f"policyctl import: {args.file} cannot be imported")
-        return EXIT_USAGE
-    # json5's parser recurses ~15 frames per nesting level: make room for what the depth
-    # check above admits (bounded, so a raised POLICYCTL_MAX_DEPTH cannot exhaust the stack).
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, min(20 * limits.max_depth + 1000, 20_000)))
-    try:
-        config = json5.loads(text)
-    except ValueError as exc:
-        print(f"policyctl import: {args.file} is not JSON5: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except RecursionError:
-        print(f"policyctl import: {args.file} nests too deeply to be read", file=sys.stderr)
-        return EXIT_USAGE
-    finally:
-        sys.setrecursionlimit(previous)
-    if not isinstance(config, dict):
-        print(f"policyctl import: {args.file}: the top level must be an object", file=sys.stderr)
+        text, config = _read_config(args.file)
+    except _Unusable as exc:
+        if str(exc):
+            print(f"policyctl import: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         catalog = load_catalog(args.catalog, Path.cwd())
     except PolicyError as exc:
         report_failure(exc, f"policyctl import: catalog {args.catalog} cannot be used")
         return EXIT_USAGE
-    channel_tools = {n for n in catalog.sandbox_deny if n not in catalog.tool_ids}
+    # chat-channel tool ids: the sandbox's default deny names that are no tool nor alias
+    channel_tools = {
+        n for n in catalog.sandbox_deny if n not in catalog.tool_ids and n not in catalog.aliases
+    }
     result = import_openclaw(config, channel_tools)
     doc = {"catalog": args.catalog, **result.document}
     body, lost = render_yaml(doc, result, json5_comments(text))
@@ -103,6 +77,52 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _read_config(name: str) -> tuple[str, dict[str, Any]]:
+    """The text and the parsed object, under the limits policy files have (size, encoding,
+    nesting): an OpenClaw config is as untrusted as a policy file."""
+    import json5
+
+    from ..diagnostics import Diagnostic, PolicyError, Source
+    from ..json5_comments import nesting_too_deep
+    from ..loader import read_text
+    from ..settings import default_limits
+    from .common import report_failure
+
+    limits = default_limits()
+    try:
+        text = read_text(Path(name), limits, name)
+        deep_at = nesting_too_deep(text, limits.max_depth)
+        if deep_at is not None:
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC107",
+                        f"nesting deeper than {limits.max_depth} levels",
+                        Source(name, deep_at, 1),
+                        fix="raise POLICYCTL_MAX_DEPTH if this is intended",
+                    )
+                ]
+            )
+    except PolicyError as exc:
+        report_failure(exc, f"policyctl import: {name} cannot be imported")
+        raise _Unusable() from None
+    # json5's parser recurses ~15 frames per nesting level: make room for what the depth
+    # check above admits (bounded, so a raised POLICYCTL_MAX_DEPTH cannot exhaust the stack).
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, min(20 * limits.max_depth + 1000, 20_000)))
+    try:
+        config = json5.loads(text)
+    except ValueError as exc:
+        raise _Unusable(f"{name} is not JSON5: {exc}") from None
+    except RecursionError:
+        raise _Unusable(f"{name} nests too deeply to be read") from None
+    finally:
+        sys.setrecursionlimit(previous)
+    if not isinstance(config, dict):
+        raise _Unusable(f"{name}: the top level must be an object")
+    return text, config
 
 
 def render_yaml(
