@@ -281,7 +281,9 @@ class PolicyDocument(_Strict):
 
 
 def document_json_schema(
-    builtin_profiles: Sequence[str] = (), builtin_catalogs: Sequence[str] = ()
+    builtin_profiles: Sequence[str] = (),
+    builtin_catalogs: Sequence[str] = (),
+    profiles_note: str = "",
 ) -> dict[str, object]:
     """The JSON Schema editors and CI validators read (committed under schemas/).
 
@@ -299,17 +301,22 @@ def document_json_schema(
     scopes = [props, *(d.get("properties", {}) for d in schema.get("$defs", {}).values())]
     for scope in scopes:
         if "profile" in scope and builtin_profiles:
-            _offer(scope["profile"], builtin_profiles, "a profile an operator catalog defines")
+            _offer(
+                scope["profile"],
+                builtin_profiles,
+                "a profile an operator catalog defines",
+                profiles_note,
+            )
     if builtin_catalogs:
         _offer(props["catalog"], builtin_catalogs, "the path of an operator catalog file")
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
 
 
-def _offer(prop: dict[str, Any], names: Sequence[str], other: str) -> None:
+def _offer(prop: dict[str, Any], names: Sequence[str], other: str, note: str = "") -> None:
     """`string | null` -> `enum of names | any other string (described) | null`."""
     prop["anyOf"] = [
-        {"enum": list(names), "description": "built in: " + ", ".join(names)},
+        {"enum": list(names), "description": note or "built in: " + ", ".join(names)},
         {"type": "string", "description": other},
         {"type": "null"},
     ]
