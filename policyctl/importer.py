@@ -311,8 +311,8 @@ def _declare_inventory(
     plugins = [{"name": tool, "pluginId": tool} for tool in named if tool in channel_tools]
     for plugin in plugins:
         imp.notes.append(
-            f'declared inventory.plugins "{plugin["name"]}": the tool of the configured '
-            f"{plugin['name']} channel, which the entries name"
+            f'declared inventory.plugins "{plugin["name"]}": the tool of the enabled '
+            X
         )
     if mcp or plugins:
         inventory: dict[str, Any] = {}
