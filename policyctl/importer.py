@@ -312,7 +312,7 @@ def _declare_inventory(
     for plugin in plugins:
         imp.notes.append(
             f'declared inventory.plugins "{plugin["name"]}": the tool of the enabled '
-            X
+            f"{plugin['name']} channel, which the entries name"
         )
     if mcp or plugins:
         inventory: dict[str, Any] = {}
