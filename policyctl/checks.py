@@ -79,15 +79,14 @@ class _Universe:
     def __init__(self, catalog: Catalog, inventory: Inventory) -> None:
         self.catalog = catalog
         self.inventory = inventory
+        # Only tools: the chat-channel ids of the sandbox's default deny list (slack,
+        # telegram, ...) name channel plugins' tools, which a run has only when its inventory
+        # does, so they are unknown here exactly as resolve's PC401/PC402 say (semantics 9).
         named = set(catalog.tool_ids) | set(catalog.owner_only) | set(catalog.aliases.values())
-        for names in (
-            catalog.sandbox_allow,
-            catalog.sandbox_deny,
-            catalog.subagent_deny_always,
-            catalog.subagent_deny_leaf,
-        ):
-            named.update(n.strip().lower() for n in names)
         named.update(catalog.aliases.get(n, n) for n in list(named))
+        self.channel_tools = {
+            n.strip().lower() for n in catalog.sandbox_deny if n.strip().lower() not in named
+        } - set(catalog.aliases)
         self.tools = named | set(inventory.names)
         self.words = sorted(
             self.tools
@@ -110,6 +109,12 @@ class _Universe:
         return text in self.tools or text in self.catalog.covers
 
     def suggest(self, entry: Entry) -> str | None:
+        if entry.text in self.channel_tools:
+            return (
+                f'"{entry.text}" is the tool of the {entry.text} channel plugin: if the '
+                f"deployment has it, declare it: inventory: {{plugins: [{{name: {entry.text}, "
+                f"pluginId: {entry.text}}}]}}"
+            )
         best = did_you_mean(entry.text, self.words)
         return f'did you mean "{best}"?' if best else None
 

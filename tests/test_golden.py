@@ -76,6 +76,8 @@ CASES: dict[str, str] = {
     "fmt-check-unformatted": "fmt --check tests/data/unformatted.yaml",
     "fmt-toml": "fmt --check examples/platform.toml",
     "import-openclaw": "import tests/data/openclaw.json5",
+    "import-openclaw-slack-mcp": "import tests/data/openclaw-slack-mcp.json5",
+    "fmt-check-mixed": "fmt --check examples/platform.toml examples/team.yaml",
     "schema-check": "schema --output-dir schemas --check",
 }
 

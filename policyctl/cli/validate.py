@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_sarif_root_flag, subcommand
 
 HELP = "check policy files: schema, semantics, unknown names, empty tool sets"
 EXAMPLE = """examples:
@@ -41,6 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="contexts to check for empty tool sets before sampling (default 2000)",
     )
+    add_sarif_root_flag(p)
     p.set_defaults(run=run)
 
 
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(report.render_json(shown, args.files, hidden, found))
     elif args.format == "sarif":
-        sys.stdout.write(report.render_sarif(shown))
+        sys.stdout.write(report.render_sarif(shown, args.sarif_root))
     elif args.format == "github":
         sys.stdout.write(report.render_github(shown))
     else:
