@@ -34,8 +34,9 @@ def test_every_layer_that_removes_the_tool_is_named(make_policy: MakePolicy) -> 
     assert d.removal is not None and d.removal.stage == 3
     assert len(d.fixes) == 3 and d.fix is not None and d.fix.startswith("3 edits are needed")
     assert 'remove "exec" from tools.deny' in d.fixes[0]
-    assert 'remove "group:runtime" (it expands to exec) from agents.entries.a.tools.deny' in (
-        d.fixes[1]
+    assert (
+        'remove "group:runtime" (it expands to exec) from agents.entries.a.tools.deny'
+        in (d.fixes[1])
     )
     assert 'remove "bash" from channels.slack.groups.C0ENG.tools.deny' in d.fixes[2]
     # apply all three edits: the tool is allowed

@@ -1,0 +1,121 @@
+"""A group's `toolsBySender` that shadows the group's `tools` (PC430).
+
+In a channel group the first hit wins (semantics 7.4): a matching sender rule of the group is
+used *instead of* the group's `tools`, and a specific group's sender rule also comes before the
+`*` group's `tools` when the group has no `tools` of its own. OpenClaw does the same; the hole
+is that a deny written for the whole group silently leaves the senders a rule matches. This
+check names, per sender rule, the group entries that no longer apply to its senders, and a fix
+that repeats them in the rule (applying it makes the warning go away).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+from .catalog import Catalog
+from .compile import CompiledPolicy, GroupPolicy, LayerPolicy
+from .diagnostics import Diagnostic, Severity
+from .inventory import Inventory
+from .located import join_path
+from .resolve import decide
+
+
+def _shadowed(
+    group: LayerPolicy, rule: LayerPolicy | None, inv: Inventory, cat: Catalog
+) -> tuple[list[str], bool]:
+    """The group's deny entries (as written) that stop applying under `rule`, and whether
+    the group's allow restriction stops applying too."""
+    denies: list[str] = []
+    allow_lost = False
+    for tool in inv.tools:
+        by_group = decide(tool.name, tool.plugin_id, group, cat)
+        if by_group is None:
+            continue
+        if rule is not None and decide(tool.name, tool.plugin_id, rule, cat) is not None:
+            continue
+        kind, hit = by_group
+        if kind == "deny" and hit is not None:
+            if hit.entry.origin == "config":
+                denies.append(hit.entry.raw.strip())
+        else:
+            allow_lost = True
+    order = {e.raw.strip(): i for i, e in enumerate(group.deny.entries if group.deny else ())}
+    return sorted(dict.fromkeys(denies), key=lambda e: order.get(e, 0)), allow_lost
+
+
+def _quote(entries: list[str]) -> str:
+    return ", ".join(f'"{e}"' for e in entries)
+
+
+def _rule_diagnostic(
+    where: str,
+    tools_key: str,
+    rule_key: str,
+    group: LayerPolicy,
+    rule: LayerPolicy | None,
+    denies: list[str],
+    allow_lost: bool,
+) -> Diagnostic:
+    lost = []
+    if denies:
+        lost.append(f"the deny entries {_quote(denies)}")
+    if allow_lost and group.allow is not None:
+        lost.append(f"the allow list {group.allow.key}")
+    fixes = []
+    if denies:
+        fixes.append(f"add {_quote(denies)} to {rule_key}.deny")
+    if allow_lost and group.allow is not None:
+        allowed = [e.raw.strip() for e in group.allow.entries if e.origin == "config"]
+        has_allow = rule is not None and rule.allow is not None and rule.allow.wildcard is None
+        verb = "narrow" if has_allow else "set"
+        fixes.append(f"{verb} {rule_key}.allow to [{_quote(allowed)}] (replacing any alsoAllow)")
+    # located at the rule's own lists when it has any, else at the group's lists
+    lists = [x for p in (rule, group) if p is not None for x in (p.deny, p.allow) if x]
+    return Diagnostic.make(
+        "PC430",
+        f"{rule_key} is used instead of {tools_key} for the senders it matches "
+        f"(first hit wins){where}: {' and '.join(lost)} do not apply to them",
+        next((x.source for x in lists if x.source is not None), None),
+        rule_key,
+        "; ".join(fixes) + " (or move the rule out of the group if that is intended)",
+    )
+
+
+def _groups_maps(policy: CompiledPolicy) -> Iterator[tuple[str, Mapping[str, GroupPolicy]]]:
+    for name, channel in policy.channels.items():
+        if channel.groups:
+            yield f"channels.{name}.groups", channel.groups
+        for account, groups in channel.accounts.items():
+            if groups:
+                yield f"channels.{name}.accounts.{account}.groups", groups
+
+
+def shadowed_group_tools(
+    policy: CompiledPolicy, inventory: Inventory, *, strict: bool = False
+) -> Iterator[Diagnostic]:
+    cat = policy.catalog
+    for prefix, groups in _groups_maps(policy):
+        wildcard = groups.get("*")
+        for gid, group in groups.items():
+            if group.senders is None:
+                continue
+            tools, owner = group.tools, gid
+            if tools is None and gid != "*" and wildcard is not None:
+                tools, owner = wildcard.tools, "*"
+            if tools is None:
+                continue
+            tools_key = f"{join_path(prefix, owner)}.tools"
+            where = "" if owner == gid else " (the group has no tools of its own)"
+            for key, rule in group.senders.policies.items():
+                denies, allow_lost = _shadowed(tools, rule, inventory, cat)
+                if not denies and not allow_lost:
+                    continue
+                rule_key = (
+                    rule.scope
+                    if rule is not None
+                    else join_path(f"{join_path(prefix, gid)}.toolsBySender", key)
+                )
+                d = _rule_diagnostic(where, tools_key, rule_key, tools, rule, denies, allow_lost)
+                if strict:
+                    d = Diagnostic(d.code, d.message, d.source, d.path, d.fix, Severity.ERROR)
+                yield d
