@@ -341,6 +341,22 @@ CODES: dict[str, CodeInfo] = _codes(
         "outside the profile layer, which cannot widen past the profile.",
     ),
     (
+        "PC433",
+        Severity.INFO,
+        "policy test file",
+        "`validate` was given a policy test file (`*.test.yaml`, or a file with `policy:` and "
+        "`cases:` or `invariants:`). It is validated as a test file, not as a policy; "
+        "`policyctl test FILE` runs it.",
+    ),
+    (
+        "PC434",
+        Severity.INFO,
+        "bundle",
+        "`validate` was given a bundle written by `policyctl compile`. Its content hash was "
+        "verified and the policy it holds was checked; edit and validate the policy files it "
+        "was compiled from.",
+    ),
+    (
         "PC416",
         E,
         "invalid bundle",

@@ -211,6 +211,7 @@ class _YamlReader:
         self.total = 0
         self.root: Any = None
         self.documents = 0
+        self.duplicates: list[Diagnostic] = []
 
     def src(self, event: Any) -> Source:
         mark = event.start_mark
@@ -235,6 +236,8 @@ class _YamlReader:
             raise _fail("PC103", f"YAML syntax error: {exc}", Source(self.name, 1, 1)) from None
         except RecursionError:
             raise _fail("PC107", "nesting too deep to parse", Source(self.name, 1, 1)) from None
+        if self.duplicates:
+            raise PolicyError(self.duplicates)
         return self.root
 
     def on_event(self, event: Any) -> None:
@@ -323,9 +326,15 @@ class _YamlReader:
                     fix="use `extends:` to share settings between files",
                 )
             if event.value in top.container:
+                # every duplicate is reported at the end, not just the first: the later value
+                # is read under a key no policy has, and the file is refused anyway
                 first = top.container.key_src.get(event.value)
                 where = f" (first at line {first.line})" if first else ""
-                raise _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+                found = _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+                self.duplicates.extend(found.diagnostics)
+                top.key, top.key_src = f"\x00duplicate {len(self.duplicates)}", src
+                self.count(1, event)
+                return
             top.key, top.key_src = event.value, src
             self.count(1, event)
             return

@@ -1,0 +1,225 @@
+"""`validate` as one pass that reports every problem of a file, whatever stage finds it.
+
+The stages stop at their first failing input when a policy is *used* (`load_policy` refuses a
+file with any error). An operator fixing a file wants all of its problems at once, so here
+each stage continues on the parts that are sound: the parts with schema errors are set aside
+and the rest is compiled; the scopes with compile errors are set aside and the rest is
+checked. Setting aside only ever removes keys, so the later stages see a narrower file and
+report nothing about what they did not see. Only a file that cannot be read or parsed stops
+early (its duplicate keys are all reported together by the loader).
+
+It also recognises the other files that sit next to policies: a policy test file
+(`*.test.yaml`, or any file whose top level has `policy:` and `cases:`/`invariants:`) is
+validated as a test file, and a bundle from `policyctl compile` is verified and checked as the
+policy it holds, instead of being reported as a policy full of unknown keys.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .diagnostics import Diagnostic, PolicyError, Source
+from .loader import LoadedDocument, load_document
+
+_TEST_NAME = re.compile(r".*\.test\.(ya?ml|toml|json)\Z")
+_BUNDLE_NAME = re.compile(r".*\.bundle\.json\Z")
+#: compile errors after which the rest would be checked against the wrong catalog
+_NO_CHECKS = {"PC304", "PC305", "PC101"}
+_ROUNDS = 8
+
+
+def validate_path(path: str, *, strict: bool = False, max_contexts: int = 2000) -> list[Diagnostic]:
+    """Every diagnostic of one file: load, schema, compile, then the semantic checks."""
+    if _BUNDLE_NAME.match(Path(path).name):
+        return _validate_bundle(path, strict, max_contexts)
+    try:
+        loaded = load_document(path)
+    except PolicyError as exc:
+        return list(exc.diagnostics)
+    data = loaded.data
+    if _TEST_NAME.match(Path(path).name) or _looks_like_test_file(data):
+        return _validate_test_file(path, loaded)
+    if data.get("format") == "policyctl-bundle/1":
+        return _validate_bundle(path, strict, max_contexts)
+    return validate_loaded(loaded, strict=strict, max_contexts=max_contexts)
+
+
+def _looks_like_test_file(data: dict[str, Any]) -> bool:
+    return "policy" in data and ("cases" in data or "invariants" in data)
+
+
+def validate_loaded(
+    loaded: LoadedDocument, *, strict: bool = False, max_contexts: int = 2000
+) -> list[Diagnostic]:
+    from .api import compile_loaded
+    from .checks import check_policy
+    from .model import PolicyDocument
+    from .schema_errors import diagnostics_from_validation, error_path
+
+    found: list[Diagnostic] = []
+    data = loaded.data
+    # schema: report the first round's errors; later rounds only set aside what the first
+    # round's removals left incomplete (a list item that lost its required key)
+    for round_no in range(_ROUNDS):
+        try:
+            PolicyDocument.model_validate(data)
+            break
+        except ValidationError as exc:
+            if round_no == 0:
+                found.extend(
+                    diagnostics_from_validation(
+                        exc,
+                        loaded.locations,
+                        model=PolicyDocument,
+                        extra_keys=["extends"],
+                        data=data,
+                    )
+                )
+            narrower = _without(data, [error_path(err, data) for err in exc.errors()])
+            if narrower == data:
+                return found
+            data = narrower
+    else:
+        return found
+    # compile: every compile error is reported; the scopes they are in are set aside
+    for _ in range(_ROUNDS):
+        sound = LoadedDocument(data, loaded.locations, loaded.root, loaded.files)
+        try:
+            policy = compile_loaded(sound)
+        except PolicyError as exc:
+            # schema errors here come from what was set aside (a list item blanked out), not
+            # from the file: they were all reported above, so they only steer the next round
+            found.extend(
+                d for d in exc.diagnostics if d not in found and not d.code.startswith("PC2")
+            )
+            if any(d.code in _NO_CHECKS for d in exc.diagnostics):
+                return found
+            paths = [parse_path(d.path) for d in exc.errors]
+            narrower = _without(data, [p for p in paths if p])
+            if narrower == data:
+                return found
+            data = narrower
+            continue
+        found.extend(d for d in policy.diagnostics if d not in found)
+        found.extend(check_policy(policy, strict=strict, max_contexts=max_contexts))
+        return found
+    return found
+
+
+# -- setting aside the unsound parts ------------------------------------------------------------
+
+_STEP = re.compile(r'\["(.*?)"\]|\[(\d+)\]|\.?([A-Za-z0-9_-]+)')
+
+
+def parse_path(text: str) -> tuple[str | int, ...]:
+    """`tools.toolsBySender["id:x"].deny[2]` -> `("tools", "toolsBySender", "id:x", "deny", 2)`
+    (the inverse of `located.format_path`)."""
+    out: list[str | int] = []
+    pos = 0
+    while pos < len(text):
+        m = _STEP.match(text, pos)
+        if m is None:
+            return tuple(out)
+        quoted, index, plain = m.groups()
+        out.append(int(index) if index is not None else quoted if quoted is not None else plain)
+        pos = m.end()
+    return tuple(out)
+
+
+def _without(data: dict[str, Any], paths: Iterable[tuple[Any, ...]]) -> dict[str, Any]:
+    """A copy of `data` without the part that holds each path.
+
+    A bad list item becomes `""` (an entry that compiles to nothing) rather than being removed:
+    removing it would shift the positions every later item's location is recorded under. If
+    `""` is no better there (a list of mappings), the next round sets the whole list aside."""
+    out = copy.deepcopy(data)
+    for path in paths:
+        node: Any = out
+        holder: tuple[Any, Any] | None = None
+        for part in path:
+            if isinstance(node, dict) and part in node:
+                holder = (node, part)
+                node = node[part]
+            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+                holder = (node, part) if node[part] != "" else holder
+                node = node[part]
+            else:
+                break
+        if holder is None:
+            continue
+        container, step = holder
+        if isinstance(container, list):
+            container[step] = ""
+        else:
+            container.pop(step, None)
+    return out
+
+
+# -- other files next to policies ---------------------------------------------------------------
+
+
+def _note(code: str, message: str, file: str, fix: str | None = None) -> Diagnostic:
+    return Diagnostic.make(code, message, Source(file, 1, 1), "", fix)
+
+
+def _validate_test_file(path: str, loaded: LoadedDocument) -> list[Diagnostic]:
+    from .testing import PolicyTestFile, load_test_file
+
+    try:
+        spec, _ = load_test_file(path)
+    except PolicyError as exc:
+        return [
+            _note(
+                "PC433",
+                f"{path} is a policy test file; validated as one",
+                path,
+                f"run `policyctl test {path}` to run its cases",
+            ),
+            *exc.diagnostics,
+        ]
+    assert isinstance(spec, PolicyTestFile)
+    out = [
+        _note(
+            "PC433",
+            f"{path} is a policy test file; its schema is valid",
+            path,
+            f"run `policyctl test {path}` to run its cases",
+        )
+    ]
+    policy_path = Path(path).parent / spec.policy
+    if not policy_path.exists():
+        out.append(
+            Diagnostic.make(
+                "PC101",
+                f"the policy this test file names does not exist: {policy_path}",
+                loaded.locations.value(("policy",)),
+                "policy",
+                "policy is relative to the test file",
+            )
+        )
+    return out
+
+
+def _validate_bundle(path: str, strict: bool, max_contexts: int) -> list[Diagnostic]:
+    from .bundle import load_bundle
+    from .checks import check_policy
+
+    try:
+        policy = load_bundle(path)
+    except PolicyError as exc:
+        return list(exc.diagnostics)
+    note = _note(
+        "PC434",
+        f"{path} is a policyctl bundle; its content hash matches, and the policy it holds "
+        "was checked",
+        path,
+        "validate the policy files it was compiled from to edit them",
+    )
+    checked = check_policy(policy, strict=strict, max_contexts=max_contexts)
+    return [note, *policy.diagnostics, *checked]
