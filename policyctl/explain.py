@@ -8,7 +8,7 @@ same single-tool rule (`decide`), so its fix names every edit the tool needs, no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .diagnostics import did_you_mean
@@ -201,6 +201,13 @@ def _layer_blockers(
         )
         for e in others
     ]
+    # with the deny gone, the same layer's allow list may still leave the tool out (not for
+    # the sandbox's default deny: the alsoAllow entry that lifts it also extends the allow)
+    allow_only = replace(lp, deny=None)
+    still = decide(name, plugin_id, allow_only, policy.catalog)
+    lifted_by_also_allow = plan.stage == 9 and first.origin == "catalog"
+    if still is not None and not lifted_by_also_allow:
+        extra.append(record(name, plan, allow_only, still[0], still[1]))
     return [first, *extra]
 
 

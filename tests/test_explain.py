@@ -125,3 +125,15 @@ def test_explain_command_has_no_empty_placeholder(make_policy: MakePolicy) -> No
     assert line.endswith("--agent a --channel slack --group C0ENG --tool browser --trail")
     refusal = sandbox_refusal(res, "browser", policy)
     assert refusal is not None and "--session-key  " not in refusal
+
+
+def test_a_layer_that_removes_by_deny_and_by_allow_needs_both_fixes(
+    make_policy: MakePolicy,
+) -> None:
+    text = "tools:\n  allow: [read]\n  deny: [exec]\n"
+    policy = make_policy(text)
+    d = decide_tool(run(policy), "exec", policy)
+    assert [(b.stage, b.kind) for b in d.blockers] == [(3, "deny"), (3, "allow")]
+    assert d.fixes[1].startswith('add "exec" to tools.allow')
+    fixed = make_policy("tools:\n  allow: [read, exec]\n  deny: []\n")
+    assert decide_tool(run(fixed), "exec", fixed).allowed
