@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .diagnostics import did_you_mean
-from .entries import Entry, build_list
+from .entries import PLUGINS_GROUP, Entry, build_list
 from .located import list_path
-from .names import normalize
+from .names import is_glob, normalize
 from .resolution import record
 from .resolve import RemovedTool, Resolution, decide
 
@@ -172,7 +172,18 @@ def _all_deny_hits(
     if deny is None:
         return []
     out = []
+    literals = {name, plugin_id, *cat.deny_implies.get(name, ())}
     for entry in deny.entries:
+        text = entry.text
+        # only these can match on their own (a deny list may be long: skip the rest cheaply)
+        if not (
+            text in literals
+            or is_glob(text)
+            or text in cat.groups
+            or text in cat.covers
+            or text == PLUGINS_GROUP
+        ):
+            continue
         alone = build_list(deny.key, deny.source, [entry], cat.groups, cat.covers)
         if alone.match(name, plugin_id) is not None or any(
             alone.match(src) is not None for src in cat.deny_implies.get(name, ())
