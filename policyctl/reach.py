@@ -75,11 +75,17 @@ def _also_only(lst: EntryList) -> bool:
     return star is not None and star.entry.origin == "catalog"
 
 
-def _states(policy: CompiledPolicy, inv: Inventory) -> dict[int, list[_EntryState]]:
+def _list_id(lst: EntryList) -> tuple[str, str]:
+    """Which configured list a layer applies, whatever object the resolver built for it: its
+    key path and where it is written."""
+    return (lst.key, str(lst.source))
+
+
+def _states(policy: CompiledPolicy, inv: Inventory) -> dict[tuple[str, str], list[_EntryState]]:
     cat = policy.catalog
-    out: dict[int, list[_EntryState]] = {}
+    out: dict[tuple[str, str], list[_EntryState]] = {}
     for lst in _config_allow_lists(policy):
-        if id(lst) in out:
+        if _list_id(lst) in out:
             continue
         also_only = _also_only(lst)
         if lst.wildcard is not None and not also_only:
@@ -92,7 +98,7 @@ def _states(policy: CompiledPolicy, inv: Inventory) -> dict[int, list[_EntryStat
             named = tuple(t.name for t in inv.tools if alone.match(t.name, t.plugin_id))
             if named:
                 rows.append(_EntryState(entry, named, also_only))
-        out[id(lst)] = rows
+        out[_list_id(lst)] = rows
     return out
 
 
@@ -108,7 +114,8 @@ def unreachable_entries(
         res = resolve(policy, cell.context, inventory, require_tools=False)
         for plan in res.plans:
             lp = plan.policy
-            rows = states.get(id(lp.allow)) if lp is not None and lp.allow is not None else None
+            allow = lp.allow if lp is not None else None
+            rows = states.get(_list_id(allow)) if allow is not None else None
             if not rows:
                 continue
             for row in rows:
