@@ -102,6 +102,14 @@ def _profile_fix(removal: RemovedTool, policy: CompiledPolicy | None, agent: str
             f'add "{tool}" to the alsoAllow of {target.removesuffix(".profile")}, '
             "or choose a provider profile that includes it"
         )
+    # the scope that sets the profile restricts itself with its own allow: drop the profile
+    owner = _tools_scope(policy, target.removesuffix(".profile"))
+    own_allow = owner.policy.allow if owner is not None and owner.policy is not None else None
+    if own_allow is not None and own_allow.key.endswith(".allow") and not own_allow.empty:
+        return (
+            f"remove {target} (or set it to full): {own_allow.key} already restricts the scope, "
+            f'and the profile removes "{tool}" before that list is read'
+        )
     scope = _also_allow_owner(policy, agent)
     if scope is None:
         return (
@@ -118,6 +126,18 @@ def _profile_fix(removal: RemovedTool, policy: CompiledPolicy | None, agent: str
         f'add "{tool}" to {scope.name}.alsoAllow (the profile set at {target} does not '
         "include it), or choose a profile that includes it"
     )
+
+
+def _tools_scope(policy: CompiledPolicy | None, name: str) -> ToolsScope | None:
+    """The global or an agent's tools scope, by its config path (`agents.entries.a.tools`)."""
+    if policy is None:
+        return None
+    if name == policy.global_tools.name:
+        return policy.global_tools
+    for agent in policy.agents.values():
+        if agent.tools is not None and agent.tools.name == name:
+            return agent.tools
+    return None
 
 
 def _also_allow_owner(policy: CompiledPolicy | None, agent: str | None) -> ToolsScope | None:
