@@ -164,8 +164,7 @@ def _sandbox_scope(removal: RemovedTool) -> str:
 def _sandbox_fix(removal: RemovedTool) -> str:
     tool, scope = removal.tool, _sandbox_scope(removal)
     if removal.kind == "deny" and removal.origin == "config":
-        where = f" at {removal.source}" if removal.source else ""
-        return f'Remove "{removal.written_as or tool}" from {list_path(removal.scope)}{where}.'
+        return f'Remove "{removal.written_as or tool}" from {list_path(removal.scope)}.'
     if removal.kind == "deny":
         return (
             f'Add "{tool}" to {scope}.alsoAllow: {tool} is on the catalog\'s default sandbox '

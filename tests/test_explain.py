@@ -137,3 +137,18 @@ def test_a_layer_that_removes_by_deny_and_by_allow_needs_both_fixes(
     assert d.fixes[1].startswith('add "exec" to tools.allow')
     fixed = make_policy("tools:\n  allow: [read, exec]\n  deny: []\n")
     assert decide_tool(run(fixed), "exec", fixed).allowed
+
+
+def test_a_configured_sandbox_deny_names_its_own_key(make_policy: MakePolicy) -> None:
+    text = (
+        "agents:\n  defaults: {sandbox: {mode: all}}\n  entries:\n"
+        "    a: {tools: {sandbox: {tools: {deny: [browser, exec]}}}}\n"
+    )
+    policy = make_policy(text)
+    res = run(policy, agent="a", session_key="agent:a:main")
+    refusal = sandbox_refusal(res, "exec", policy)
+    assert refusal is not None
+    assert '- Remove "exec" from agents.entries.a.tools.sandbox.tools.deny.' in refusal.splitlines()
+    fixed = make_policy(text.replace("[browser, exec]", "[browser]"))
+    res = run(fixed, agent="a", session_key="agent:a:main")
+    assert decide_tool(res, "exec", fixed).allowed
