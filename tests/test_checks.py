@@ -205,3 +205,24 @@ def test_entry_an_earlier_deny_always_removes(make_policy: MakePolicy) -> None:
     assert fix.startswith('remove "exec" from tools.deny')
     fixed = text.replace("deny: [exec]", "deny: [write]")
     assert not found(fixed, make_policy, "PC432")
+
+
+def test_group_sender_rule_before_the_wildcard_group_tools(make_policy: MakePolicy) -> None:
+    text = (
+        "channels:\n  telegram:\n    accounts:\n      bot:\n        groups:\n"
+        "          '*': {tools: {deny: [exec]}}\n"
+        "          '-100': {toolsBySender: {'id:5': {deny: [write]}}}\n"
+        "          '-200': {tools: {deny: [read]}}\n"
+    )
+    diags = [d for d in check_policy(make_policy(text)) if d.code == "PC430"]
+    assert [d.path for d in diags] == [
+        'channels.telegram.accounts.bot.groups.-100.toolsBySender["id:5"]'
+    ]
+    assert "(the group has no tools of its own)" in diags[0].message
+    assert 'channels.telegram.accounts.bot.groups["*"].tools' in diags[0].message
+    policy = make_policy(text)
+    where = {"channel": "telegram", "account": "bot", "group": "-100"}
+    res = run(policy, sender={"id": "5"}, **where)
+    # the hole the warning is about: the sender rule applies, the "*" group's deny does not
+    assert "write" not in res.allowed and "exec" in res.allowed
+    assert "exec" not in run(policy, sender={"id": "6"}, **where).allowed
