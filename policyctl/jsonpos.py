@@ -141,13 +141,17 @@ class _Reader:
                 raise self.fail("JSON syntax error: expected ',' or ']'", at)
 
 
-def parse_json(text: str, name: str, limits: Limits) -> Any:
+def parse_json(
+    text: str, name: str, limits: Limits, problems: list[Diagnostic] | None = None
+) -> Any:
     reader = _Reader(text, name, limits)
     if not text.strip():
         return None
     value, _ = reader.value(0)
     if _END.match(text, reader.pos) is None:
         raise reader.fail("JSON syntax error: extra data after the document")
-    if reader.duplicates:
+    if reader.duplicates and problems is None:
         raise PolicyError(reader.duplicates)
+    if problems is not None:
+        problems.extend(reader.duplicates)
     return value

@@ -6,7 +6,7 @@ each stage continues on the parts that are sound: the parts with schema errors a
 and the rest is compiled; the scopes with compile errors are set aside and the rest is
 checked. Setting aside only ever removes keys, so the later stages see a narrower file and
 report nothing about what they did not see. Only a file that cannot be read or parsed stops
-early (its duplicate keys are all reported together by the loader).
+early; duplicate keys are all reported, the first value of each kept, and the rest checked.
 
 It also recognises the other files that sit next to policies: a policy test file
 (`*.test.yaml`, or any file whose top level has `policy:` and `cases:`/`invariants:`) is
@@ -38,16 +38,18 @@ def validate_path(path: str, *, strict: bool = False, max_contexts: int = 2000) 
     """Every diagnostic of one file: load, schema, compile, then the semantic checks."""
     if _BUNDLE_NAME.match(Path(path).name):
         return _validate_bundle(path, strict, max_contexts)
+    duplicates: list[Diagnostic] = []
     try:
-        loaded = load_document(path)
+        # duplicate keys are reported, the first value kept, and the rest of the file checked
+        loaded = load_document(path, problems=duplicates)
     except PolicyError as exc:
-        return list(exc.diagnostics)
+        return [*duplicates, *exc.diagnostics]
     data = loaded.data
     if _TEST_NAME.match(Path(path).name) or _looks_like_test_file(data):
-        return _validate_test_file(path, loaded)
+        return [*duplicates, *_validate_test_file(path, loaded)]
     if data.get("format") == "policyctl-bundle/1":
         return _validate_bundle(path, strict, max_contexts)
-    return validate_loaded(loaded, strict=strict, max_contexts=max_contexts)
+    return [*duplicates, *validate_loaded(loaded, strict=strict, max_contexts=max_contexts)]
 
 
 def _looks_like_test_file(data: dict[str, Any]) -> bool:

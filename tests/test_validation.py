@@ -66,6 +66,19 @@ def test_every_duplicate_key_is_reported(tmp_path: Path) -> None:
     assert codes(write(tmp_path, "d.json", json)) == [("PC104", 2), ("PC104", 4)]
 
 
+def test_duplicate_keys_do_not_hide_schema_and_semantic_problems(tmp_path: Path) -> None:
+    from policyctl import load_policy
+    from policyctl.diagnostics import PolicyError
+
+    yaml = "tools:\n  deny: [exec]\n  deny: [write]\n  denny: [x]\n  allow: ['group:nope']\n"
+    path = write(tmp_path, "d.yaml", yaml)
+    assert sorted(codes(path)) == [("PC104", 3), ("PC201", 4), ("PC308", 5), ("PC320", 5)]
+    # a policy with a duplicate key is still refused where it is used
+    with pytest.raises(PolicyError) as err:
+        load_policy(path)
+    assert [d.code for d in err.value.diagnostics] == ["PC104"]
+
+
 def test_a_bad_list_item_does_not_hide_the_rest_of_the_list(tmp_path: Path) -> None:
     # the sound entries of a list with a bad item are still checked
     found = codes(write(tmp_path, "p.yaml", "tools:\n  deny: [7, 'group:nope']\n"))
