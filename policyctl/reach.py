@@ -24,7 +24,7 @@ from .explain import blockers_of, fix_for
 from .inventory import Inventory
 from .located import list_path
 from .matrix import Matrix
-from .resolve import Resolution, resolve
+from .resolve import Resolution, decide, resolve
 
 
 def _scope_policies(scope: ToolsScope) -> Iterator[LayerPolicy | None]:
@@ -110,25 +110,39 @@ def unreachable_entries(
     states = _states(policy, inventory)
     if not any(states.values()):
         return
+    cat = policy.catalog
+    plugin_of = {t.name: t.plugin_id for t in inventory.tools}
+    # Contexts share their layer policies (plans are memoised): a list behind the same earlier
+    # policies is judged once. The key holds ids, so the policies are kept alive alongside.
+    judged: set[tuple[object, ...]] = set()
+    alive: list[object] = []
     for cell in matrix.contexts:
         res = resolve(policy, cell.context, inventory, require_tools=False)
-        for plan in res.plans:
+        plans = res.plans
+        for i, plan in enumerate(plans):
             lp = plan.policy
             allow = lp.allow if lp is not None else None
-            rows = states.get(_list_id(allow)) if allow is not None else None
+            list_id = _list_id(allow) if allow is not None else None
+            rows = states.get(list_id) if list_id is not None else None
             if not rows:
                 continue
+            earlier = [p.policy for p in plans[:i] if p.policy is not None]
+            key = (list_id, *(id(p) for p in earlier))
             for row in rows:
                 row.seen = True
+            if key in judged:
+                continue
+            judged.add(key)
+            alive.append(earlier)
+            for row in rows:
                 if row.reachable:
                     continue
-                for tool in row.tools:
-                    gone = res.removal(tool)
-                    if gone is None or gone.stage == 0 or gone.stage >= plan.stage:
-                        row.reachable = True
-                        break
-                    if row.example is None:
-                        row.example = (res, plan.stage)
+                if any(
+                    all(decide(t, plugin_of[t], p, cat) is None for p in earlier) for t in row.tools
+                ):
+                    row.reachable = True
+                elif row.example is None:
+                    row.example = (res, plan.stage)
     for rows in states.values():
         for row in rows:
             if row.seen and not row.reachable and row.example is not None:
