@@ -43,6 +43,13 @@ def _shadowed(
     return sorted(dict.fromkeys(denies), key=lambda e: order.get(e, 0)), allow_lost
 
 
+def _signature(rule: LayerPolicy | None) -> tuple[object, ...]:
+    if rule is None:
+        return ()
+    lists = (rule.allow, rule.deny)
+    return tuple(None if x is None else (x.signature, x.wildcard is not None) for x in lists)
+
+
 def _quote(entries: list[str]) -> str:
     return ", ".join(f'"{e}"' for e in entries)
 
@@ -106,8 +113,13 @@ def shadowed_group_tools(
                 continue
             tools_key = f"{join_path(prefix, owner)}.tools"
             where = "" if owner == gid else " (the group has no tools of its own)"
+            # sender maps can be large and their rules alike: judge each distinct rule once
+            judged: dict[tuple[object, ...], tuple[list[str], bool]] = {}
             for key, rule in group.senders.policies.items():
-                denies, allow_lost = _shadowed(tools, rule, inventory, cat)
+                sig = _signature(rule)
+                if sig not in judged:
+                    judged[sig] = _shadowed(tools, rule, inventory, cat)
+                denies, allow_lost = judged[sig]
                 if not denies and not allow_lost:
                     continue
                 rule_key = (
