@@ -69,13 +69,15 @@ def _rule_diagnostic(
     if allow_lost and group.allow is not None:
         lost.append(f"the allow list {group.allow.key}")
     fixes = []
+    target = "the deny of each" if rule_key[0].isdigit() else f"{rule_key}.deny"
     if denies:
-        fixes.append(f"add {_quote(denies)} to {rule_key}.deny")
+        fixes.append(f"add {_quote(denies)} to {target}")
     if allow_lost and group.allow is not None:
         allowed = [e.raw.strip() for e in group.allow.entries if e.origin == "config"]
         has_allow = rule is not None and rule.allow is not None and rule.allow.wildcard is None
         verb = "narrow" if has_allow else "set"
-        fixes.append(f"{verb} {rule_key}.allow to [{_quote(allowed)}] (replacing any alsoAllow)")
+        where_allow = "the allow of each" if rule_key[0].isdigit() else f"{rule_key}.allow"
+        fixes.append(f"{verb} {where_allow} to [{_quote(allowed)}] (replacing any alsoAllow)")
     # located at the rule's own lists when it has any, else at the group's lists
     lists = [x for p in (rule, group) if p is not None for x in (p.deny, p.allow) if x]
     return Diagnostic.make(
@@ -113,21 +115,33 @@ def shadowed_group_tools(
                 continue
             tools_key = f"{join_path(prefix, owner)}.tools"
             where = "" if owner == gid else " (the group has no tools of its own)"
-            # sender maps can be large and their rules alike: judge each distinct rule once
+            # sender maps can be large and their rules alike: judge each distinct rule once,
+            # and report the entries that lose the same group entries together
             judged: dict[tuple[object, ...], tuple[list[str], bool]] = {}
+            alike: dict[tuple[object, ...], list[tuple[str, LayerPolicy | None]]] = {}
             for key, rule in group.senders.policies.items():
                 sig = _signature(rule)
                 if sig not in judged:
                     judged[sig] = _shadowed(tools, rule, inventory, cat)
                 denies, allow_lost = judged[sig]
-                if not denies and not allow_lost:
-                    continue
-                rule_key = (
-                    rule.scope
-                    if rule is not None
-                    else join_path(f"{join_path(prefix, gid)}.toolsBySender", key)
-                )
+                if denies or allow_lost:
+                    rule_key = (
+                        rule.scope
+                        if rule is not None
+                        else join_path(f"{join_path(prefix, gid)}.toolsBySender", key)
+                    )
+                    alike.setdefault(sig, []).append((rule_key, rule))
+            for sig, rules in alike.items():
+                denies, allow_lost = judged[sig]
+                rule_key, rule = rules[0]
+                if len(rules) > 1:
+                    keys = (k.rsplit("toolsBySender", 1)[-1].strip("[]") for k, _ in rules[:3])
+                    more = f" and {len(rules) - 3} more" if len(rules) > 3 else ""
+                    table = f"{join_path(prefix, gid)}.toolsBySender"
+                    rule_key = f"{len(rules)} entries of {table} ({', '.join(keys)}{more})"
                 d = _rule_diagnostic(where, tools_key, rule_key, tools, rule, denies, allow_lost)
+                if len(rules) > 1:
+                    d = Diagnostic(d.code, d.message, d.source, rules[0][0], d.fix, d.severity)
                 if strict:
                     d = Diagnostic(d.code, d.message, d.source, d.path, d.fix, Severity.ERROR)
                 yield d

@@ -226,3 +226,18 @@ def test_group_sender_rule_before_the_wildcard_group_tools(make_policy: MakePoli
     # the hole the warning is about: the sender rule applies, the "*" group's deny does not
     assert "write" not in res.allowed and "exec" in res.allowed
     assert "exec" not in run(policy, sender={"id": "6"}, **where).allowed
+
+
+def test_sender_rules_that_lose_the_same_entries_are_reported_together(
+    make_policy: MakePolicy,
+) -> None:
+    rules = "".join(f"          'id:u{i}': {{deny: [write]}}\n" for i in range(5))
+    text = (
+        "channels:\n  slack:\n    groups:\n      C1:\n        tools: {deny: [exec]}\n"
+        f"        toolsBySender:\n{rules}"
+    )
+    (d,) = [d for d in check_policy(make_policy(text)) if d.code == "PC430"]
+    assert d.message.startswith(
+        '5 entries of channels.slack.groups.C1.toolsBySender ("id:u0", "id:u1", "id:u2" and 2 more)'
+    )
+    assert d.fix is not None and d.fix.startswith('add "exec" to the deny of each')
