@@ -69,20 +69,22 @@ def _rule_diagnostic(
     if allow_lost and group.allow is not None:
         lost.append(f"the allow list {group.allow.key}")
     fixes = []
-    target = "the deny of each" if rule_key[0].isdigit() else f"{rule_key}.deny"
+    many = rule_key[0].isdigit()  # several sender entries reported together
+    target = "the deny of each" if many else f"{rule_key}.deny"
     if denies:
         fixes.append(f"add {_quote(denies)} to {target}")
     if allow_lost and group.allow is not None:
         allowed = [e.raw.strip() for e in group.allow.entries if e.origin == "config"]
         has_allow = rule is not None and rule.allow is not None and rule.allow.wildcard is None
         verb = "narrow" if has_allow else "set"
-        where_allow = "the allow of each" if rule_key[0].isdigit() else f"{rule_key}.allow"
+        where_allow = "the allow of each" if many else f"{rule_key}.allow"
         fixes.append(f"{verb} {where_allow} to [{_quote(allowed)}] (replacing any alsoAllow)")
     # located at the rule's own lists when it has any, else at the group's lists
     lists = [x for p in (rule, group) if p is not None for x in (p.deny, p.allow) if x]
     return Diagnostic.make(
         "PC430",
-        f"{rule_key} is used instead of {tools_key} for the senders it matches "
+        f"{rule_key} {'are' if many else 'is'} used instead of {tools_key} for the senders "
+        f"{'they match' if many else 'it matches'} "
         f"(first hit wins){where}: {' and '.join(lost)} do not apply to them",
         next((x.source for x in lists if x.source is not None), None),
         rule_key,
