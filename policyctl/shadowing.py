@@ -11,6 +11,7 @@ that repeats them in the rule (applying it makes the warning go away).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from .catalog import Catalog
 from .compile import CompiledPolicy, GroupPolicy, LayerPolicy
@@ -54,40 +55,47 @@ def _quote(entries: list[str]) -> str:
     return ", ".join(f'"{e}"' for e in entries)
 
 
-def _rule_diagnostic(
-    where: str,
-    tools_key: str,
-    rule_key: str,
-    group: LayerPolicy,
-    rule: LayerPolicy | None,
-    denies: list[str],
-    allow_lost: bool,
+@dataclass
+class _Finding:
+    """Sender entries of one group (their key paths) that lose the same group entries."""
+
+    rule: LayerPolicy | None
+    denies: list[str]
+    allow_lost: bool
+    keys: list[str] = field(default_factory=list)
+
+
+def _diagnostic(
+    f: _Finding, table: str, tools_key: str, group: LayerPolicy, where: str
 ) -> Diagnostic:
-    lost = []
-    if denies:
-        lost.append(f"the deny entries {_quote(denies)}")
-    if allow_lost and group.allow is not None:
+    many = len(f.keys) > 1
+    if many:
+        shown = ", ".join(k.rsplit("toolsBySender", 1)[-1].strip("[]") for k in f.keys[:3])
+        more = f" and {len(f.keys) - 3} more" if len(f.keys) > 3 else ""
+        subject = f"{len(f.keys)} entries of {table} ({shown}{more}) are used"
+        matched, deny_key, allow_key = "they match", "the deny of each", "the allow of each"
+    else:
+        subject = f"{f.keys[0]} is used"
+        matched, deny_key, allow_key = "it matches", f"{f.keys[0]}.deny", f"{f.keys[0]}.allow"
+    lost, fixes = [], []
+    if f.denies:
+        lost.append(f"the deny entries {_quote(f.denies)}")
+        fixes.append(f"add {_quote(f.denies)} to {deny_key}")
+    if f.allow_lost and group.allow is not None:
         lost.append(f"the allow list {group.allow.key}")
-    fixes = []
-    many = rule_key[0].isdigit()  # several sender entries reported together
-    target = "the deny of each" if many else f"{rule_key}.deny"
-    if denies:
-        fixes.append(f"add {_quote(denies)} to {target}")
-    if allow_lost and group.allow is not None:
         allowed = [e.raw.strip() for e in group.allow.entries if e.origin == "config"]
-        has_allow = rule is not None and rule.allow is not None and rule.allow.wildcard is None
-        verb = "narrow" if has_allow else "set"
-        where_allow = "the allow of each" if many else f"{rule_key}.allow"
-        fixes.append(f"{verb} {where_allow} to [{_quote(allowed)}] (replacing any alsoAllow)")
+        rule = f.rule
+        narrowing = rule is not None and rule.allow is not None and rule.allow.wildcard is None
+        verb = "narrow" if narrowing else "set"
+        fixes.append(f"{verb} {allow_key} to [{_quote(allowed)}] (replacing any alsoAllow)")
     # located at the rule's own lists when it has any, else at the group's lists
-    lists = [x for p in (rule, group) if p is not None for x in (p.deny, p.allow) if x]
+    lists = [x for p in (f.rule, group) if p is not None for x in (p.deny, p.allow) if x]
     return Diagnostic.make(
         "PC430",
-        f"{rule_key} {'are' if many else 'is'} used instead of {tools_key} for the senders "
-        f"{'they match' if many else 'it matches'} "
-        f"(first hit wins){where}: {' and '.join(lost)} do not apply to them",
+        f"{subject} instead of {tools_key} for the senders {matched} (first hit wins){where}: "
+        f"{' and '.join(lost)} do not apply to them",
         next((x.source for x in lists if x.source is not None), None),
-        rule_key,
+        f.keys[0],
         "; ".join(fixes) + " (or move the rule out of the group if that is intended)",
     )
 
@@ -119,31 +127,19 @@ def shadowed_group_tools(
             where = "" if owner == gid else " (the group has no tools of its own)"
             # sender maps can be large and their rules alike: judge each distinct rule once,
             # and report the entries that lose the same group entries together
-            judged: dict[tuple[object, ...], tuple[list[str], bool]] = {}
-            alike: dict[tuple[object, ...], list[tuple[str, LayerPolicy | None]]] = {}
+            table = f"{join_path(prefix, gid)}.toolsBySender"
+            findings: dict[tuple[object, ...], _Finding] = {}
             for key, rule in group.senders.policies.items():
                 sig = _signature(rule)
-                if sig not in judged:
-                    judged[sig] = _shadowed(tools, rule, inventory, cat)
-                denies, allow_lost = judged[sig]
-                if denies or allow_lost:
-                    rule_key = (
-                        rule.scope
-                        if rule is not None
-                        else join_path(f"{join_path(prefix, gid)}.toolsBySender", key)
-                    )
-                    alike.setdefault(sig, []).append((rule_key, rule))
-            for sig, rules in alike.items():
-                denies, allow_lost = judged[sig]
-                rule_key, rule = rules[0]
-                if len(rules) > 1:
-                    keys = (k.rsplit("toolsBySender", 1)[-1].strip("[]") for k, _ in rules[:3])
-                    more = f" and {len(rules) - 3} more" if len(rules) > 3 else ""
-                    table = f"{join_path(prefix, gid)}.toolsBySender"
-                    rule_key = f"{len(rules)} entries of {table} ({', '.join(keys)}{more})"
-                d = _rule_diagnostic(where, tools_key, rule_key, tools, rule, denies, allow_lost)
-                if len(rules) > 1:
-                    d = Diagnostic(d.code, d.message, d.source, rules[0][0], d.fix, d.severity)
+                if sig not in findings:
+                    findings[sig] = _Finding(rule, *_shadowed(tools, rule, inventory, cat))
+                found = findings[sig]
+                if found.denies or found.allow_lost:
+                    found.keys.append(rule.scope if rule is not None else join_path(table, key))
+            for found in findings.values():
+                if not found.keys:
+                    continue
+                d = _diagnostic(found, table, tools_key, tools, where)
                 if strict:
                     d = Diagnostic(d.code, d.message, d.source, d.path, d.fix, Severity.ERROR)
                 yield d
