@@ -57,9 +57,14 @@ def _policy_of(resolution: Resolution) -> CompiledPolicy | None:
 
 
 def fix_for(
-    removal: RemovedTool, policy: CompiledPolicy | None = None, agent: str | None = None
+    removal: RemovedTool,
+    policy: CompiledPolicy | None = None,
+    resolution: Resolution | None = None,
 ) -> str:
+    """The edit that stops this removal. With the policy and the run's resolution it names the
+    exact key the layer reads (the agent's alsoAllow or the global one, and so on)."""
     tool = removal.tool
+    agent = resolution.context.agent if resolution is not None else None
     if removal.kind == "owner-only":
         return f"{tool} is owner-only: only runs whose sender is the owner get it"
     if removal.kind == "optional-plugin":
@@ -79,7 +84,7 @@ def fix_for(
             "run it from the main session"
         )
     if removal.stage == 9:
-        return _sandbox_fix(removal)
+        return _sandbox_fix(removal, resolution)
     if removal.kind == "deny":
         via = f" (it expands to {tool})" if removal.expanded_from else ""
         where = f" at {removal.source}" if removal.source else ""
@@ -161,14 +166,27 @@ def _sandbox_scope(removal: RemovedTool) -> str:
     return "tools.sandbox.tools"
 
 
-def _sandbox_fix(removal: RemovedTool) -> str:
+def _lift_key(resolution: Resolution | None) -> str | None:
+    """The list whose entries lift a tool out of the sandbox's default deny in this run: the
+    allow list the layer reads (its configured allow, else the alsoAllow it reads)."""
+    plan = resolution.plans[8] if resolution is not None else None
+    lp = plan.policy if plan is not None and plan.stage == 9 else None
+    if lp is None:
+        return None
+    if lp.allow is not None:
+        return lp.allow.key
+    return f"{lp.scope}.alsoAllow"
+
+
+def _sandbox_fix(removal: RemovedTool, resolution: Resolution | None = None) -> str:
     tool, scope = removal.tool, _sandbox_scope(removal)
     if removal.kind == "deny" and removal.origin == "config":
         return f'Remove "{removal.written_as or tool}" from {list_path(removal.scope)}.'
     if removal.kind == "deny":
+        key = _lift_key(resolution) or f"{scope}.alsoAllow"
         return (
-            f'Add "{tool}" to {scope}.alsoAllow: {tool} is on the catalog\'s default sandbox '
-            "deny list (no sandbox deny list is configured), and an alsoAllow entry lifts it."
+            f'Add "{tool}" to {key}: {tool} is on the catalog\'s default sandbox deny list '
+            "(no sandbox deny list is configured), and an allow entry lifts it."
         )
     key = list_path(removal.scope)
     if key.endswith(".alsoAllow"):
@@ -288,7 +306,7 @@ def decide_tool(
     blockers = blockers_of(resolution, name, policy) if policy is not None else []
     if not blockers or blockers[0] != removal:
         blockers = [removal, *(b for b in blockers if b != removal)]
-    fixes = [fix_for(b, policy, resolution.context.agent) for b in blockers]
+    fixes = [fix_for(b, policy, resolution) for b in blockers]
     return ToolDecision(
         name,
         False,
@@ -363,7 +381,7 @@ def sandbox_refusal(
         f"Reason: {'deny list' if r.kind == 'deny' else 'allow list'}",
         "Fix:",
         f"- {_mode_key(resolution, policy)}=off (disable sandbox)",
-        f"- {_sandbox_fix(r)}",
+        f"- {_sandbox_fix(r, resolution)}",
     ]
     if ctx.sandbox_mode == "non-main":
         lines.append("- Use the agent main session instead of a non-main session.")

@@ -159,7 +159,7 @@ def _diagnostic(row: _EntryState, policy: CompiledPolicy) -> Diagnostic:
     first = blockers[0]
     tools = ", ".join(row.tools[:6]) + (" ..." if len(row.tools) > 6 else "")
     by = f"layer {first.stage} ({first.label})"
-    fixes = list(dict.fromkeys(fix_for(b, policy, res.context.agent) for b in blockers))
+    fixes = list(dict.fromkeys(fix_for(b, policy, res) for b in blockers))
     fix = fixes[0] if len(fixes) == 1 else "; ".join(f"({i}) {f}" for i, f in enumerate(fixes, 1))
     key = list_path(entry.key)
     if row.also_only:

@@ -152,3 +152,21 @@ def test_a_configured_sandbox_deny_names_its_own_key(make_policy: MakePolicy) ->
     fixed = make_policy(text.replace("[browser, exec]", "[browser]"))
     res = run(fixed, agent="a", session_key="agent:a:main")
     assert decide_tool(res, "exec", fixed).allowed
+
+
+def test_lifting_the_default_deny_names_the_alsoallow_the_agent_reads(
+    make_policy: MakePolicy,
+) -> None:
+    text = (
+        "agents:\n  defaults: {sandbox: {mode: all}}\n  entries:\n"
+        "    a: {tools: {sandbox: {tools: {alsoAllow: [web_search]}}}}\n"
+    )
+    policy = make_policy(text)
+    res = run(policy, agent="a", session_key="agent:a:main")
+    d = decide_tool(res, "browser", policy)
+    # the agent's own alsoAllow list is read, so the global one would change nothing
+    assert d.fix is not None
+    assert d.fix.startswith('Add "browser" to agents.entries.a.tools.sandbox.tools.alsoAllow')
+    fixed = make_policy(text.replace("[web_search]", "[web_search, browser]"))
+    res = run(fixed, agent="a", session_key="agent:a:main")
+    assert decide_tool(res, "browser", fixed).allowed
