@@ -357,6 +357,14 @@ CODES: dict[str, CodeInfo] = _codes(
         "was compiled from.",
     ),
     (
+        "PC435",
+        E,
+        "test file named as a policy",
+        "The file holds a policy test file (`policy:` and `cases:` or `invariants:`) but its "
+        "name does not end in `.test.yaml`, `.test.toml` or `.test.json`. As a policy it would "
+        "be refused; rename it so that `validate` and `test` treat it as a test file.",
+    ),
+    (
         "PC416",
         E,
         "invalid bundle",

@@ -9,8 +9,8 @@ report nothing about what they did not see. Only a file that cannot be read or p
 early; duplicate keys are all reported, the first value of each kept, and the rest checked.
 
 It also recognises the other files that sit next to policies: a policy test file
-(`*.test.yaml`, or any file whose top level has `policy:` and `cases:`/`invariants:`) is
-validated as a test file, and a bundle from `policyctl compile` is verified and checked as the
+(`*.test.yaml`) is validated as a test file (one with another name is refused as a policy, and
+told how to name it), and a bundle from `policyctl compile` is verified and checked as the
 policy it holds, instead of being reported as a policy full of unknown keys.
 """
 
@@ -45,8 +45,20 @@ def validate_path(path: str, *, strict: bool = False, max_contexts: int = 2000) 
     except PolicyError as exc:
         return [*duplicates, *exc.diagnostics]
     data = loaded.data
-    if _TEST_NAME.match(Path(path).name) or _looks_like_test_file(data):
+    if _TEST_NAME.match(Path(path).name):
         return [*duplicates, *_validate_test_file(path, loaded)]
+    if _looks_like_test_file(data):
+        # a policy file that holds a test file: refused as a policy (the runtime would refuse
+        # it too), with what it is and how to name it
+        stem = Path(path).name.rsplit(".", 1)
+        renamed = f"{stem[0]}.test.{stem[1] if len(stem) > 1 else 'yaml'}"
+        misnamed = _note(
+            "PC435",
+            f"{path} holds a policy test file (policy: and cases: or invariants:), not a policy",
+            path,
+            f"rename it to {renamed} and run `policyctl test {Path(path).with_name(renamed)}`",
+        )
+        return [*duplicates, misnamed, *_validate_test_file(path, loaded)[1:]]
     if data.get("format") == "policyctl-bundle/1":
         return _validate_bundle(path, strict, max_contexts)
     return [*duplicates, *validate_loaded(loaded, strict=strict, max_contexts=max_contexts)]

@@ -125,7 +125,11 @@ def test_a_test_file_is_validated_as_a_test_file(tmp_path: Path) -> None:
 
 def test_a_test_file_is_recognised_by_its_content(tmp_path: Path) -> None:
     path = write(tmp_path, "checks.yaml", f"policy: {EXAMPLES / 'team.yaml'}\ncases: []\n")
-    assert [d.code for d in validate_path(path)] == ["PC433"]
+    (d,) = validate_path(path)
+    # named like a policy: refused (as the runtime would), with the name it should have
+    assert d.code == "PC435" and d.severity.value == "error"
+    assert d.fix is not None and d.fix.startswith("rename it to checks.test.yaml and run")
+    assert d.fix.endswith(f"`policyctl test {tmp_path / 'checks.test.yaml'}`")
     missing = write(tmp_path, "gone.test.yaml", "policy: nowhere.yaml\ncases: []\n")
     assert [d.code for d in validate_path(missing)] == ["PC433", "PC101"]
 
