@@ -241,3 +241,10 @@ def test_sender_rules_that_lose_the_same_entries_are_reported_together(
         '5 entries of channels.slack.groups.C1.toolsBySender ("id:u0", "id:u1", "id:u2" and 2 more)'
     )
     assert d.fix is not None and d.fix.startswith('add "exec" to the deny of each')
+
+
+def test_never_takes_effect_is_not_claimed_from_a_sample(make_policy: MakePolicy) -> None:
+    text = "tools:\n  profile: messaging\n  allow: [message, read]\n"
+    assert found(text, make_policy, "PC432")
+    sampled = check_policy(make_policy(text), max_contexts=1)
+    assert "PC415" in {d.code for d in sampled} and "PC432" not in {d.code for d in sampled}
