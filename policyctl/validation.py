@@ -20,17 +20,18 @@ import copy
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from .diagnostics import Diagnostic, PolicyError, Source
 from .loader import LoadedDocument, load_document
 
+if TYPE_CHECKING:
+    from .model import PolicyDocument
+
 _TEST_NAME = re.compile(r".*\.test\.(ya?ml|toml|json)\Z")
 _BUNDLE_NAME = re.compile(r".*\.bundle\.json\Z")
-#: compile errors after which the rest would be checked against the wrong catalog
-_NO_CHECKS = {"PC304", "PC305", "PC101"}
 _ROUNDS = 8
 
 
@@ -71,59 +72,79 @@ def _looks_like_test_file(data: dict[str, Any]) -> bool:
 def validate_loaded(
     loaded: LoadedDocument, *, strict: bool = False, max_contexts: int = 2000
 ) -> list[Diagnostic]:
-    from .api import compile_loaded
+    from .api import _gc_paused
+    from .catalog import load_catalog
     from .checks import check_policy
+    from .compile import compile_document, relative_catalog_dir
     from .model import PolicyDocument
-    from .schema_errors import diagnostics_from_validation, error_path
+    from .schema_errors import diagnostics_from_validation
 
     found: list[Diagnostic] = []
-    data = loaded.data
-    # schema: report the first round's errors; later rounds only set aside what the first
-    # round's removals left incomplete (a list item that lost its required key)
-    for round_no in range(_ROUNDS):
-        try:
-            PolicyDocument.model_validate(data)
-            break
-        except ValidationError as exc:
-            if round_no == 0:
-                found.extend(
-                    diagnostics_from_validation(
-                        exc,
-                        loaded.locations,
-                        model=PolicyDocument,
-                        extra_keys=["extends"],
-                        data=data,
-                    )
-                )
-            narrower = _without(data, [error_path(err, data) for err in exc.errors()])
-            if narrower == data:
-                return found
-            data = narrower
-    else:
-        return found
-    # compile: every compile error is reported; the scopes they are in are set aside
-    for _ in range(_ROUNDS):
-        sound = LoadedDocument(data, loaded.locations, loaded.root, loaded.files)
-        try:
-            policy = compile_loaded(sound)
-        except PolicyError as exc:
-            # schema errors here come from what was set aside (a list item blanked out), not
-            # from the file: they were all reported above, so they only steer the next round
-            found.extend(
-                d for d in exc.diagnostics if d not in found and not d.code.startswith("PC2")
+    # schema: every error of the file, then the rest
+    try:
+        doc = PolicyDocument.model_validate(loaded.data)
+        data = loaded.data
+    except ValidationError as exc:
+        found.extend(
+            diagnostics_from_validation(
+                exc,
+                loaded.locations,
+                model=PolicyDocument,
+                extra_keys=["extends"],
+                data=loaded.data,
             )
-            if any(d.code in _NO_CHECKS for d in exc.diagnostics):
+        )
+        sound = _sound_part(_without(loaded.data, _error_paths(exc, loaded.data)))
+        if sound is None:
+            return found
+        doc, data = sound
+    try:
+        catalog = load_catalog(
+            doc.catalog,
+            relative_catalog_dir(loaded.locations, loaded.root),
+            loaded.locations.value(("catalog",)),
+        )
+    except PolicyError as exc:
+        return [*found, *exc.diagnostics]  # checked against another catalog, all would be wrong
+    # compile: every compile error, then the rest without the scopes they are in
+    for _ in range(_ROUNDS):
+        try:
+            with _gc_paused():  # as `load_policy` compiles: many long-lived acyclic objects
+                policy = compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)
+        except PolicyError as exc:
+            found.extend(d for d in exc.diagnostics if d not in found)
+            paths = [p for p in (parse_path(d.path) for d in exc.errors) if p]
+            sound = _sound_part(_without(data, paths))
+            if sound is None or sound[1] == data:
                 return found
-            paths = [parse_path(d.path) for d in exc.errors]
-            narrower = _without(data, [p for p in paths if p])
-            if narrower == data:
-                return found
-            data = narrower
+            doc, data = sound
             continue
         found.extend(d for d in policy.diagnostics if d not in found)
         found.extend(check_policy(policy, strict=strict, max_contexts=max_contexts))
         return found
     return found
+
+
+def _error_paths(exc: ValidationError, data: Any) -> list[tuple[Any, ...]]:
+    from .schema_errors import error_path
+
+    return [error_path(err, data) for err in exc.errors()]
+
+
+def _sound_part(data: dict[str, Any]) -> tuple[PolicyDocument, dict[str, Any]] | None:
+    """The document once what still fails the schema is set aside (a blanked list item of a
+    list of mappings, then that list); its errors are consequences, already reported."""
+    from .model import PolicyDocument
+
+    for _ in range(_ROUNDS):
+        try:
+            return PolicyDocument.model_validate(data), data
+        except ValidationError as exc:
+            narrower = _without(data, _error_paths(exc, data))
+            if narrower == data:
+                return None
+            data = narrower
+    return None
 
 
 # -- setting aside the unsound parts ------------------------------------------------------------

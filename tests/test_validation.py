@@ -56,6 +56,13 @@ def test_schema_compile_and_semantic_problems_in_one_run(tmp_path: Path) -> None
         assert expected in found, found
 
 
+def test_compile_errors_of_any_code_are_reported_with_schema_errors(tmp_path: Path) -> None:
+    text = "tools:\n  denny: [x]\nagents:\n  entries:\n    '': {}\n    a: {tools: {deny: [reed]}}\n"
+    found = codes(write(tmp_path, "p.yaml", text))
+    # PC203 here comes from compile (an empty agent id), not from the schema
+    assert ("PC201", 2) in found and ("PC203", 5) in found and ("PC411", 6) in found
+
+
 def test_every_duplicate_key_is_reported(tmp_path: Path) -> None:
     yaml = (
         "tools:\n  deny: [exec]\n  deny: [write]\n  allow: [read]\n  allow: [x]\n"
