@@ -5,6 +5,10 @@
   again after the global deny already removes them (PC413);
 - `write` denied while `apply_patch` stays reachable (PC404);
 - a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
+- `group:x` naming no group (PC320, an error: groups are a closed set);
+- an allow glob meant for a plugin or MCP server that also grants core tools (PC431);
+- a group sender rule that shadows the group's tools (PC430, `shadowing.py`);
+- allow entries an earlier layer always removes (PC432, `reach.py`);
 - a context reachable from what the file declares whose allow lists leave no tools (PC308).
 """
 
