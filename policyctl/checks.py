@@ -19,7 +19,7 @@ from .diagnostics import Diagnostic, Severity, did_you_mean
 from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
-from .matrix import context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
 from .names import Glob, is_glob
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
 
@@ -119,7 +119,7 @@ def _config_entries(lst: EntryList) -> Iterator[Entry]:
 
 
 def check_policy(
-    policy: CompiledPolicy, *, strict: bool = False, max_contexts: int = 2000
+    policy: CompiledPolicy, *, strict: bool = False, max_contexts: int = DEFAULT_MAX_CONTEXTS
 ) -> list[Diagnostic]:
     inventory = default_inventory(policy)
     universe = _Universe(policy.catalog, inventory)
@@ -278,6 +278,9 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
 
 
 def _empty_contexts(policy: CompiledPolicy, max_contexts: int) -> Iterator[Diagnostic]:
+    """PC308 for every matrix context left with no tools, one diagnostic per set of layers
+    that empties them, with the count and the contexts (a run that fails closed by design,
+    a scheduled run in a deleted account (PC409), is not a finding)."""
     matrix = context_matrix(policy, max_contexts)
     if matrix.sampled:
         yield Diagnostic.make(
@@ -286,22 +289,29 @@ def _empty_contexts(policy: CompiledPolicy, max_contexts: int) -> Iterator[Diagn
             "for empty tool sets (a deterministic sample); raise --max-contexts "
             "to check them all",
         )
-    seen: set[tuple[str, ...]] = set()
+    found: dict[tuple[str, ...], list[str]] = {}
+    first: dict[tuple[str, ...], NoCallableToolsError] = {}
     for cell in matrix.contexts:
         try:
             resolve(policy, cell.context)
         except NoCallableToolsError as exc:
-            if exc.labels in seen:
+            if any(w.code == "PC409" for w in exc.resolution.warnings):
                 continue
-            seen.add(exc.labels)
-            res = exc.resolution
-            first = next(
-                (r for r in res.removed if r.kind == "allow" and r.label == exc.labels[0]), None
-            )
-            yield Diagnostic.make(
-                "PC308",
-                f"no callable tools remain for {cell.label}: emptied by {'; '.join(exc.labels)}",
-                first.source if first else None,
-                first.scope if first else "",
-                "widen one of these allow lists",
-            )
+            found.setdefault(exc.labels, []).append(cell.label)
+            first.setdefault(exc.labels, exc)
+    for labels, contexts in found.items():
+        res = first[labels].resolution
+        hit = next((r for r in res.removed if r.kind == "allow" and r.label == labels[0]), None)
+        shown = "; ".join(contexts[:_SHOWN])
+        more = f"; and {len(contexts) - _SHOWN} more" if len(contexts) > _SHOWN else ""
+        count = f"{len(contexts)} context{'s' * (len(contexts) != 1)}"
+        yield Diagnostic.make(
+            "PC308",
+            f"no callable tools remain in {count}, emptied by {'; '.join(labels)}: {shown}{more}",
+            hit.source if hit else None,
+            hit.scope if hit else "",
+            "widen one of these allow lists",
+        )
+
+
+_SHOWN = 5  # contexts named in one PC308 message; the count is always exact

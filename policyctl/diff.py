@@ -17,7 +17,7 @@ from .compile import CompiledPolicy
 from .diagnostics import Diagnostic, PolicyError
 from .loader import load_document
 from .located import list_path
-from .matrix import MatrixContext, context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
 
@@ -102,7 +102,7 @@ def diff_policies(
     *,
     old_name: str,
     new_name: str,
-    max_contexts: int = 2000,
+    max_contexts: int = DEFAULT_MAX_CONTEXTS,
 ) -> DiffResult:
     cells: dict[str, MatrixContext] = {}
     sampled = False
