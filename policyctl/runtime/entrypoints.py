@@ -15,6 +15,7 @@ from typing import Any
 
 from ..compile import CompiledPolicy
 from ..context import RunContext
+from ..contextcheck import log_context_warnings
 from ..diagnostics import Diagnostic
 from ..lineage import LeafCannotSpawn, child_context
 from ..resolution import NoCallableToolsError, Resolution
@@ -74,6 +75,7 @@ class Runtime:
 
     def resolve(self, ctx: RunContext, *, require_tools: bool = True) -> Resolution:
         """Every entry point resolves here: the compiled policy, over the registered tools."""
+        log_context_warnings(self.policy, ctx)  # PC450-PC454: a typo in the context
         return resolve(
             self.policy,
             ctx,
