@@ -302,16 +302,33 @@ def _empty_contexts(policy: CompiledPolicy, max_contexts: int) -> Iterator[Diagn
     for labels, contexts in found.items():
         res = first[labels].resolution
         hit = next((r for r in res.removed if r.kind == "allow" and r.label == labels[0]), None)
-        shown = "; ".join(contexts[:_SHOWN])
-        more = f"; and {len(contexts) - _SHOWN} more" if len(contexts) > _SHOWN else ""
-        count = f"{len(contexts)} context{'s' * (len(contexts) != 1)}"
         yield Diagnostic.make(
             "PC308",
-            f"no callable tools remain in {count}, emptied by {'; '.join(labels)}: {shown}{more}",
+            f"no callable tools remain in {_count(len(contexts))}, emptied by "
+            f"{'; '.join(labels)}: {_by_place(contexts)}",
             hit.source if hit else None,
             hit.scope if hit else "",
             "widen one of these allow lists",
         )
 
 
-_SHOWN = 5  # contexts named in one PC308 message; the count is always exact
+def _count(n: int, what: str = "context") -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _by_place(contexts: list[str]) -> str:
+    """`agent=support group=telegram/T1 (6 contexts), ...`: the contexts by agent and place
+    (what varies within a place, such as the owner, the trigger or the depth, is counted)."""
+    places: dict[str, int] = {}
+    for label in contexts:
+        parts = [
+            p for p in label.split() if p.startswith(("agent=", "group=", "channel=", "account="))
+        ]
+        place = " ".join(parts)
+        places[place] = places.get(place, 0) + 1
+    shown = [f"{place} ({_count(n)})" for place, n in list(places.items())[:_SHOWN]]
+    more = len(places) - _SHOWN
+    return ", ".join(shown) + (f", and {_count(more, 'more place')}" if more > 0 else "")
+
+
+_SHOWN = 10  # places named in one PC308 message; the counts are always exact
