@@ -106,15 +106,21 @@ class Dimensions:
             OTHER, {a for c in policy.channels.values() for a in c.accounts}
         )
         self.places = self._places()
+        #: a place and a trigger together: a deleted account only matters to a scheduled run
+        self.situations = [
+            (place, trigger)
+            for place in self.places
+            for trigger in TRIGGER_CLASSES
+            if place.account != self.other_account or trigger == "cron"
+        ]
         values = _sender_values(policy)
         self.sender_values: list[list[str | None]] = [[None, *values[k]] for k in SENDER_KINDS]
         self.radix: list[int] = [
             len(self.agents),
             len(self.providers),
-            len(self.places),
+            len(self.situations),
             *(len(v) for v in self.sender_values),
             2,
-            len(TRIGGER_CLASSES),
         ]
 
     @cached_property
@@ -176,13 +182,14 @@ class Dimensions:
             digits.append(digit)
         d = digits[::-1]
         sender = tuple(self.sender_values[k][d[3 + k]] for k in range(4))
+        place, trigger = self.situations[d[2]]
         return Cell(
             self.agents[d[0]],
             self.providers[d[1]],
-            self.places[d[2]],
+            place,
             (sender[0], sender[1], sender[2], sender[3]),
             bool(d[7]),
-            TRIGGER_CLASSES[d[8]],
+            trigger,
         )
 
     def index_of(self, cell: Cell) -> int:
@@ -190,10 +197,9 @@ class Dimensions:
         digits = [
             self.agents.index(cell.agent),
             self.providers.index(cell.provider),
-            self.places.index(cell.place),
+            self.situations.index((cell.place, cell.trigger)),
             *(self.sender_values[k].index(v) for k, v in enumerate(cell.sender)),
             int(cell.owner),
-            TRIGGER_CLASSES.index(cell.trigger),
         ]
         index = 0
         for digit, r in zip(digits, self.radix, strict=True):
