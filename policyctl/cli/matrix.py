@@ -161,12 +161,11 @@ def run(args: argparse.Namespace) -> int:
     same_gone = [f"{tools[i]} ({table[0][i]})" for i in fixed if table[0][i] != "ok"]
     where = "in the rows shown" if sampled or args.changed_only else "everywhere"
     head = f"{dims.total} contexts"
-    if sampled:
-        head += f", {len(picked)} sampled"
     if args.changed_only:
-        head += f", {len(rows)} shown (baselines and rows that differ from them)"
+        head += f", {len(rows)} shown (the baselines and the rows that differ from them"
+        head += f" among {len(picked)} sampled)" if sampled else ")"
     elif sampled:
-        head += " shown"
+        head += f", {len(picked)} shown (a deterministic sample)"
     print(head)
     print(f"allowed {where}: {', '.join(same_ok) or '(none)'}")
     print(f"removed {where}: {', '.join(same_gone) or '(none)'}")
