@@ -151,6 +151,8 @@ class Dimensions:
                 out.append(Place(channel, account, group, True, depth))
 
         add(None, None, None)
+        # a scheduled run that names an account no channel configures, and no channel
+        add(None, self.other_account, None)
         configured = policy.channels
         for name in sorted(set(configured) | self.sender_channels):
             add(name, None, None)
@@ -248,6 +250,10 @@ class Dimensions:
         non_main = depth > 0 or (eff.sandboxed and eff.sandbox_mode == "non-main")
         channel = eff.channel
         configured = self.policy.channels.get(channel) if channel is not None else None
+        if channel is None and eff.account is not None and eff.trigger == "cron":
+            known = any(eff.account in c.accounts for c in self.policy.channels.values())
+            if not known:
+                return Place(None, self.other_account, None, non_main, depth)
         if configured is None or channel is None:
             keep = channel if channel in self.sender_channels else None
             return Place(keep, None, None, non_main, depth)
