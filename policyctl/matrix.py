@@ -342,8 +342,9 @@ def _label(cell: Cell) -> str:
         parts.append(
             f"group={place.channel}{'/' + place.account if place.account else ''}/{place.group}"
         )
-    elif place.channel is not None:
-        parts.append(f"channel={place.channel}")
+    else:
+        if place.channel is not None:
+            parts.append(f"channel={place.channel}")
         if place.account is not None:
             parts.append(f"account={place.account}")
     if place.non_main and place.group is None and not place.depth:

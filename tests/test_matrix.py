@@ -140,3 +140,12 @@ def test_filters_refuse_unknown_names(
 ) -> None:
     assert main(["matrix", str(EXAMPLES / "team.yaml"), flag, value]) == 2
     assert hint in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["chatbot.yaml", "team.yaml", "platform.toml"])
+def test_labels_name_one_cell_each(name: str) -> None:
+    dims = Dimensions(load_policy(EXAMPLES / name))
+    labels = [cell.label for cell in dims]
+    assert len(labels) == len(set(labels)) == dims.total
+    # and a cell's index is where it was decoded from
+    assert all(dims.index_of(dims.cell_at(i)) == i for i in range(0, dims.total, 7))
