@@ -31,10 +31,13 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-from .compile import CompiledPolicy, GroupPolicy, SenderTable, ToolsScope
 from .context import RunContext, Sender, group_candidates
-from .layers import EffectiveContext
+
+if TYPE_CHECKING:  # types only: the matrix reads the compiled policy's indexes, nothing more
+    from .compile import CompiledPolicy, GroupPolicy, SenderTable, ToolsScope
+    from .layers import EffectiveContext
 
 _SEED = 0x5EED
 OTHER = "(other)"
