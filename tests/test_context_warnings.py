@@ -52,6 +52,8 @@ def test_each_unknown_value_is_reported_with_the_closest_known_one(policy) -> No
     assert provider.code == "PC451" and 'did you mean "ollama"?' in provider.message
     [channel] = context_warnings(policy, RunContext(channel="slak", group="C0SUPPORT"))
     assert channel.code == "PC452" and 'did you mean "slack"?' in channel.message
+    # an unconfigured channel named with a group: the group can never match anything
+    assert codes(policy, channel="discord", group="G1") == ["PC452"]
     [group] = context_warnings(policy, RunContext(session_key="agent:support:slack:group:C0SUPORT"))
     assert group.code == "PC453" and 'did you mean "C0SUPPORT"?' in group.message
     assert "no group policy applies" in group.message

@@ -196,6 +196,9 @@ def test_every_context_resolves_like_its_matrix_cell(doc: dict[str, Any], ctx: R
     got = resolve(policy, ctx, require_tools=False)
     want = resolve(policy, rep.context, require_tools=False)
     assert got.allowed == want.allowed, (rep.label, got.context, want.context)
+    # and every other tool is removed at the same layer, which is what `matrix` shows
+    stages = {r.tool: r.stage for r in got.removed}
+    assert stages == {r.tool: r.stage for r in want.removed}, rep.label
     # the representative is a cell of the matrix, not a context made up for the occasion
     dims = Dimensions(policy)
     index = dims.index_of(dims.cell_of(want.context))
