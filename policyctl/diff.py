@@ -161,8 +161,12 @@ def render_text(result: DiffResult) -> str:
         if len(c.contexts) > 3:
             lines.append(f"    ... and {len(c.contexts) - 3} more")
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
+    # a sample cannot show that nothing widened, only that the sampled contexts did not
+    verdict = "WIDENED" if result.widened else "not widened"
+    if result.sampled and not result.widened:
+        verdict += " in the sampled contexts (raise --max-contexts to compare them all)"
     lines.append(
-        f"{'WIDENED' if result.widened else 'not widened'}: {widened} context changes "
+        f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
     )
     return "\n".join(lines) + "\n"

@@ -149,3 +149,14 @@ def test_labels_name_one_cell_each(name: str) -> None:
     assert len(labels) == len(set(labels)) == dims.total
     # and a cell's index is where it was decoded from
     assert all(dims.index_of(dims.cell_at(i)) == i for i in range(0, dims.total, 7))
+
+
+def test_a_sampled_diff_does_not_claim_nothing_widened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    team = str(EXAMPLES / "team.yaml")
+    assert main(["diff", team, team, "--max-contexts", "5"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("not widened in the sampled contexts (raise --max-contexts")
+    assert main(["diff", team, team]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("not widened: ")
