@@ -324,6 +324,8 @@ def _by_place(contexts: list[str]) -> str:
         parts = [
             p for p in label.split() if p.startswith(("agent=", "group=", "channel=", "account="))
         ]
+        if len(parts) == 1:
+            parts.append("(no channel)")
         place = " ".join(parts)
         places[place] = places.get(place, 0) + 1
     shown = [f"{place} ({_count(n)})" for place, n in list(places.items())[:_SHOWN]]
