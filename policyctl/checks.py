@@ -19,7 +19,7 @@ from .diagnostics import Diagnostic, Severity, did_you_mean
 from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
-from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
 from .names import Glob, is_glob
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
 
@@ -169,7 +169,8 @@ def check_policy(
         out.extend(_write_without_apply_patch(scope, global_deny))
         if scope.key.endswith("sandbox.tools") and scope.deny is not None:
             out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
-    out.extend(_empty_contexts(policy, max_contexts))
+    matrix = context_matrix(policy, max_contexts)
+    out.extend(_empty_contexts(policy, matrix))
     return out
 
 
@@ -277,11 +278,10 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
     )
 
 
-def _empty_contexts(policy: CompiledPolicy, max_contexts: int) -> Iterator[Diagnostic]:
+def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnostic]:
     """PC308 for every matrix context left with no tools, one diagnostic per set of layers
     that empties them, with the count and the contexts (a run that fails closed by design,
     a scheduled run in a deleted account (PC409), is not a finding)."""
-    matrix = context_matrix(policy, max_contexts)
     if matrix.sampled:
         yield Diagnostic.make(
             "PC415",
