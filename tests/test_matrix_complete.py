@@ -120,6 +120,11 @@ def documents(draw: st.DrawFn) -> dict[str, Any]:
     }
     if draw(st.booleans()):
         doc["channels"]["telegram"] = {"groups": draw(group_maps())}
+    if draw(st.booleans()):
+        doc["session"] = {
+            "mainKey": "home",
+            "scope": draw(st.sampled_from(["per-sender", "global"])),
+        }
     return doc
 
 
@@ -135,10 +140,16 @@ def contexts(draw: st.DrawFn) -> RunContext:
     group = draw(st.sampled_from([None, "C1", "C2", "C1:topic:9", "C1:topic:9:sender:4", "zz"]))
     who = agent or "a"
     where = f"{channel or 'slack'}:{account + ':' if account else ''}group:{group or 'C1'}"
-    shape = draw(st.sampled_from(["none", "main", "group", "dm", "cron", "sub", "sub2", "sub3"]))
+    shape = draw(
+        st.sampled_from(
+            ["none", "main", "home", "global", "group", "dm", "cron", "sub", "sub2", "sub3"]
+        )
+    )
     key = {
         "none": None,
         "main": _key(who, "main"),
+        "home": draw(st.sampled_from([_key(who, "home"), "home"])),
+        "global": "global",
         "group": _key(who, where),
         "dm": _key(who, "dm:someone"),
         "cron": _key(who, "cron:job1"),
