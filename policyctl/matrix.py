@@ -159,6 +159,7 @@ class Dimensions:
         configured = policy.channels
         for name in sorted(set(configured) | self.sender_channels):
             add(name, None, None)
+            add(name, self.other_account, None)
             channel = configured.get(name)
             if channel is None:
                 continue  # only channel-scoped sender keys name it: no group layer
@@ -175,7 +176,6 @@ class Dimensions:
                     if gid != "*":
                         add(name, account, gid)
                 add(name, account, self.other_group)
-            add(name, self.other_account, None)
         return list(dict.fromkeys(out))
 
     # -- cells ------------------------------------------------------------------------------
@@ -259,6 +259,9 @@ class Dimensions:
                 return Place(None, self.other_account, None, non_main, depth)
         if configured is None or channel is None:
             keep = channel if channel in self.sender_channels else None
+            if channel is not None and eff.account is not None and eff.trigger == "cron":
+                # no channel configuration, so no account one: a scheduled run fails closed
+                return Place(keep, self.other_account, None, non_main, depth)
             return Place(keep, None, None, non_main, depth)
         account = eff.account
         if account is not None and account not in configured.accounts:
