@@ -11,7 +11,8 @@ Dimensions, each the values a policy can distinguish (what the file mentions, pl
   fails closed there) and every group id of the applicable groups map plus "another group";
   for each place the session (main or non-main, a group session is never main) and the
   subagent depth (main, orchestrator, leaf);
-- sender: a value or none for each of id, e164, username and name, from the sender keys;
+- sender: a value or none for each of id, e164, username and name, from the sender keys
+  (values every rule treats alike are one value);
 - owner or not;
 - trigger: a user turn (skill, spawn and gateway runs resolve the same way), cron, the
   memory flush.
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING
 from .context import RunContext, Sender, group_candidates
 
 if TYPE_CHECKING:  # types only: the matrix reads the compiled policy's indexes, nothing more
-    from .compile import CompiledPolicy, GroupPolicy, SenderTable, ToolsScope
+    from .compile import CompiledPolicy, GroupPolicy, LayerPolicy, SenderTable, ToolsScope
     from .layers import EffectiveContext
 
 _SEED = 0x5EED
@@ -116,8 +117,11 @@ class Dimensions:
             for trigger in TRIGGER_CLASSES
             if place.account != self.other_account or trigger == "cron"
         ]
-        values = _sender_values(policy)
-        self.sender_values: list[list[str | None]] = [[None, *values[k]] for k in SENDER_KINDS]
+        #: per sender field, each value a sender key uses -> the value standing for its class
+        self.sender_classes = _sender_classes(policy)
+        self.sender_values: list[list[str | None]] = [
+            [None, *dict.fromkeys(classes.values())] for classes in self.sender_classes
+        ]
         self.radix: list[int] = [
             len(self.agents),
             len(self.providers),
@@ -234,7 +238,7 @@ class Dimensions:
                 provider = (self.unmentioned[gates(policy, eff.provider)], None)
         raw = (eff.sender.id, eff.sender.e164, eff.sender.username, eff.sender.name)
         sender = tuple(
-            v if v is not None and v in self.sender_values[k] else None for k, v in enumerate(raw)
+            self.sender_classes[k].get(v) if v is not None else None for k, v in enumerate(raw)
         )
         trigger = eff.trigger if eff.trigger in TRIGGER_CLASSES else "user"
         return Cell(
@@ -419,16 +423,46 @@ def sender_tables(policy: CompiledPolicy) -> list[SenderTable]:
     return tables
 
 
-def _sender_values(policy: CompiledPolicy) -> dict[str, list[str]]:
+_ABSENT = "absent"
+
+
+def _content(lp: LayerPolicy | None) -> object:
+    """What a matched sender rule does (not where it is written): equal contents, equal runs."""
+    if lp is None:
+        return "empty"  # a match that restricts nothing, yet wins over a less specific map
+    allow = lp.allow.signature if lp.allow is not None else None
+    deny = lp.deny.signature if lp.deny is not None else None
+    return (allow, deny, lp.grants)
+
+
+def _sender_classes(policy: CompiledPolicy) -> list[dict[str, str]]:
+    """Per sender field (id, e164, username, name): each value the sender keys use -> the
+    value that stands for it, the first of those that every table treats the same way (50,000
+    senders in three tiers are three values, not 50,000)."""
+    tables = sender_tables(policy)
+    channels = sorted(_sender_channels(policy))
     found: dict[str, set[str]] = {k: set() for k in SENDER_KINDS}
-    for table in sender_tables(policy):
+    for table in tables:
         for key in table.policies:
             kind, _, value = key.partition(":")
             if kind == "channel":
                 found["id"].add(value.partition(":")[2])
             elif kind in found:
                 found[kind].add(value)
-    return {k: sorted(v) for k, v in found.items()}
+
+    def signature(kind: str, value: str) -> tuple[object, ...]:
+        keys = [f"{kind}:{value}"]
+        if kind == "id":
+            keys.extend(f"channel:{c}:{value}" for c in channels)
+        return tuple(
+            _content(t.policies[k]) if k in t.policies else _ABSENT for t in tables for k in keys
+        )
+
+    out: list[dict[str, str]] = []
+    for kind in SENDER_KINDS:
+        first: dict[tuple[object, ...], str] = {}
+        out.append({v: first.setdefault(signature(kind, v), v) for v in sorted(found[kind])})
+    return out
 
 
 def _sender_channels(policy: CompiledPolicy) -> set[str]:

@@ -71,7 +71,9 @@ def test_the_size_is_computed_and_a_sample_drawn_without_building_the_product(
     n = 40
     agents = "".join(f"    a{i}: {{}}\n" for i in range(n))
     providers = "".join(f"    p{i}: {{deny: [exec]}}\n" for i in range(n))
-    senders = "".join(f'    "id:{i}": {{}}\n    "username:u{i}": {{}}\n' for i in range(n))
+    senders = "".join(
+        f'    "id:{i}": {{deny: [x{i}]}}\n    "username:u{i}": {{deny: [y{i}]}}\n' for i in range(n)
+    )
     groups = "".join(f"        G{i}: {{}}\n" for i in range(n))
     policy = make_policy(
         "catalog: openclaw\ntools:\n  byProvider:\n"
@@ -160,3 +162,19 @@ def test_a_sampled_diff_does_not_claim_nothing_widened(
     assert last.startswith("not widened in the sampled contexts (raise --max-contexts")
     assert main(["diff", team, team]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("not widened: ")
+
+
+def test_senders_that_every_rule_treats_alike_are_one_value(make_policy: MakePolicy) -> None:
+    tiers = "".join(
+        f'    "id:{i}": {{deny: [{"exec" if i % 2 else "write"}]}}\n' for i in range(50)
+    )
+    policy = make_policy(
+        "catalog: openclaw\ntools:\n  toolsBySender:\n" + tiers + '    "id:7x": {}\n'
+        "channels:\n  slack:\n    groups:\n      C1:\n        toolsBySender:\n"
+        '          "id:3": {deny: [read]}\n'
+    )
+    ids = Dimensions(policy).sender_values[0]
+    # no id; the even tier; the odd tier; id:3 (its group rule sets it apart); the empty rule
+    assert ids == [None, "0", "1", "3", "7x"]
+    sender = "agent=(none) group=slack/C1 sender=id:"
+    assert any(c.label.startswith(sender + "3") for c in context_matrix(policy, 10**6).contexts)
