@@ -29,7 +29,7 @@ deterministic draw of indexes (`random.Random(_SEED).sample`), whatever the prod
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -109,6 +109,8 @@ class Dimensions:
         self.other_account = _unused(
             OTHER, {a for c in policy.channels.values() for a in c.accounts}
         )
+        #: per (channel, account) groups map: group id -> the id standing for its class
+        self.group_classes: dict[tuple[str, str | None], dict[str, str]] = {}
         self.places = self._places()
         #: a place and a trigger together: a deleted account only matters to a scheduled run
         self.situations = [
@@ -167,20 +169,34 @@ class Dimensions:
             channel = configured.get(name)
             if channel is None:
                 continue  # only channel-scoped sender keys name it: no group layer
-            for gid in sorted(channel.groups or {}):
-                if gid != "*":
-                    add(name, None, gid)
+            for gid in self._group_classes(name, None, channel.groups):
+                add(name, None, gid)
             add(name, None, self.other_group)
             for account in sorted(channel.accounts):
                 groups = channel.accounts[account]
                 if groups is None:
                     continue  # an account without groups uses the channel's: same as no account
                 add(name, account, None)
-                for gid in sorted(groups):
-                    if gid != "*":
-                        add(name, account, gid)
+                for gid in self._group_classes(name, account, groups):
+                    add(name, account, gid)
                 add(name, account, self.other_group)
         return list(dict.fromkeys(out))
+
+    def _group_classes(
+        self, channel: str, account: str | None, groups: Mapping[str, GroupPolicy] | None
+    ) -> list[str]:
+        """The group ids of one groups map that stand for the others: ids whose tools and
+        sender rules say the same thing are one group (a thousand groups that all deny exec
+        are one place). Records id -> its stand-in for `cell_of`."""
+        found = groups or {}
+        first: dict[object, str] = {}
+        classes = {
+            gid: first.setdefault(_group_content(found[gid]), gid)
+            for gid in sorted(found)
+            if gid != "*"
+        }
+        self.group_classes[(channel, account)] = classes
+        return list(first.values())
 
     # -- cells ------------------------------------------------------------------------------
 
@@ -278,9 +294,10 @@ class Dimensions:
             return Place(channel, account, None, non_main, depth)
         groups = group_map(self.policy, channel, account) or {}
         group = self.other_group
+        classes = self.group_classes.get((channel, account), {})
         for candidate in group_candidates(eff.group):
             if candidate in groups:
-                group = candidate if candidate != "*" else self.other_group
+                group = classes.get(candidate, self.other_group)  # "*" is another group
                 break
         return Place(channel, account, group, True, depth)
 
@@ -433,6 +450,15 @@ def _content(lp: LayerPolicy | None) -> object:
     allow = lp.allow.signature if lp.allow is not None else None
     deny = lp.deny.signature if lp.deny is not None else None
     return (allow, deny, lp.grants)
+
+
+def _group_content(group: GroupPolicy) -> object:
+    """What a group's rules do, not where they are written: equal contents, equal runs."""
+    tools = _content(group.tools) if group.tools is not None else None
+    if group.senders is None:
+        return (tools, None)
+    rules = sorted(group.senders.policies.items(), key=lambda item: item[0])
+    return (tools, tuple((key, _content(lp)) for key, lp in rules))
 
 
 def _sender_classes(policy: CompiledPolicy) -> list[dict[str, str]]:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, MakePolicy
 
-from policyctl import load_policy
+from policyctl import RunContext, load_policy
 from policyctl.checks import check_policy
 from policyctl.cli.main import main
-from policyctl.matrix import Dimensions, context_matrix
+from policyctl.matrix import Dimensions, context_matrix, representative
 from policyctl.resolve import NoCallableToolsError, resolve
 
 SUPPORT = """
@@ -74,7 +74,7 @@ def test_the_size_is_computed_and_a_sample_drawn_without_building_the_product(
     senders = "".join(
         f'    "id:{i}": {{deny: [x{i}]}}\n    "username:u{i}": {{deny: [y{i}]}}\n' for i in range(n)
     )
-    groups = "".join(f"        G{i}: {{}}\n" for i in range(n))
+    groups = "".join(f"        G{i}: {{tools: {{deny: [z{i}]}}}}\n" for i in range(n))
     policy = make_policy(
         "catalog: openclaw\ntools:\n  byProvider:\n"
         + providers
@@ -178,3 +178,16 @@ def test_senders_that_every_rule_treats_alike_are_one_value(make_policy: MakePol
     assert ids == [None, "0", "1", "3", "7x"]
     sender = "agent=(none) group=slack/C1 sender=id:"
     assert any(c.label.startswith(sender + "3") for c in context_matrix(policy, 10**6).contexts)
+
+
+def test_groups_whose_rules_say_the_same_are_one_place(make_policy: MakePolicy) -> None:
+    same = "".join(f"      G{i}: {{tools: {{deny: [exec]}}}}\n" for i in range(30))
+    policy = make_policy(
+        "catalog: openclaw\nchannels:\n  slack:\n    groups:\n"
+        + same
+        + "      OPS: {tools: {deny: [write]}}\n"
+    )
+    groups = {p.group for p in Dimensions(policy).places if p.channel == "slack"}
+    assert groups == {None, "G0", "OPS", "(other)"}
+    rep = representative(policy, RunContext(session_key="agent:a:slack:group:G17:topic:2"))
+    assert "group=slack/G0 " in rep.label
