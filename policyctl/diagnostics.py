@@ -378,6 +378,42 @@ CODES: dict[str, CodeInfo] = _codes(
         "The policy declares more distinct contexts than --max-contexts; the empty-tool-set "
         "check ran on a deterministic sample.",
     ),
+    # -- context values the policy does not know (contextcheck.py) -------------------------
+    (
+        "PC450",
+        W,
+        "unknown agent",
+        "The run names an agent that has no entry in agents.entries, so it gets only the "
+        "defaults; usually a typo of an agent id (the closest one is suggested).",
+    ),
+    (
+        "PC451",
+        W,
+        "unknown provider",
+        "The run's provider matches no tools.byProvider key but is close to one: the provider "
+        "profile and rules of that key do not apply.",
+    ),
+    (
+        "PC452",
+        W,
+        "unknown channel",
+        "The run's channel has no configuration in channels (and a group is named, or a "
+        "configured channel is close to it), so no group policy applies.",
+    ),
+    (
+        "PC453",
+        W,
+        "unknown group",
+        "The run's group id matches no key of its channel's groups map (group ids are exact "
+        'and case-sensitive), so only the "*" group, if any, applies.',
+    ),
+    (
+        "PC454",
+        W,
+        "unknown account",
+        "The run's account has no configuration under its channel's accounts, so the "
+        "channel-wide groups apply (a scheduled run there fails closed instead, PC409).",
+    ),
 )
 
 

@@ -55,10 +55,11 @@ def run(args: argparse.Namespace) -> int:
     from ..explain import decide_tool, sandbox_refusal, summary_line
     from .common import print_json
     from .output import Painter
-    from .resolve import resolve_for_cli
+    from .resolve import print_context_warnings, resolve_for_cli
 
     policy, res = resolve_for_cli(args)
     paint = Painter(sys.stdout)
+    print_context_warnings(res, args.format)  # a typo in the context: say so first
     if args.explain_tool is None:
         if args.format == "json":
             print_json(res.to_json())
