@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from .catalog import Catalog
 from .compile import CompiledPolicy, LayerPolicy
 from .context import Capture, Sender
+from .contextcheck import unknown_context_values
 from .diagnostics import Diagnostic, Source
 from .entries import Entry, Hit
 from .inventory import MCP_PLUGIN_ID, Inventory, Tool
@@ -190,6 +191,7 @@ class Resolution:
                 *self.inventory.conflicts,
                 *self._shape.notes,
                 *unknown_entry_warnings(applied, self.inventory, self._policy.catalog),
+                *unknown_context_values(self._policy, self.context),
             ]
             self._warnings = tuple(dict.fromkeys(found))
         return self._warnings

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from .catalog import Catalog
 from .compile import CompiledPolicy
 from .context import Capture, RunContext
+from .contextcheck import unknown_context_values
 from .diagnostics import Diagnostic
 from .entries import Entry, build_list
 from .inventory import Inventory, Tool
@@ -305,6 +306,7 @@ def resolve_reference(
         )
 
     warnings = [*inv.conflicts, *notes, *unknown_entry_warnings(applied, inv, cat)]
+    warnings.extend(unknown_context_values(policy, eff))
     inherited = ctx.parent.deny if ctx.parent else ()
     return ReferenceResolution(
         eff,
