@@ -67,7 +67,8 @@ def threads(seconds: float) -> str:
             except Exception as exc:  # what the benchmark looks for
                 frame = traceback.extract_tb(exc.__traceback__)[-1]
                 where = f"{Path(frame.filename).name}:{frame.lineno} ({frame.name})"
-                errors.append(f"{type(exc).__name__}: {exc!r} at {where}")
+                shown = repr(exc) if len(repr(exc)) <= 120 else repr(exc)[:117] + "..."
+                errors.append(f"{type(exc).__name__}: {shown} at {where}")
             else:
                 if got != answers[k % len(jobs)]:
                     mismatches[0] += 1
