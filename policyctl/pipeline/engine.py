@@ -1,0 +1,292 @@
+"""The engine: one `Resolver` per compiled policy, owning every cache a resolve fills.
+
+The compiled policy is immutable; everything learnt while resolving lives here, in bounded
+caches that are safe under threads:
+
+- a value is built completely before it is stored, and stored by one dictionary assignment,
+  so a reader sees a whole entry or none;
+- eviction never iterates or deletes: a cache has two generations, and when the young one is
+  full it becomes the old one (the previous old one is dropped). A read consults both; a hit
+  in the old generation is promoted. Nothing can raise `RuntimeError` or `KeyError`;
+- writes take a lock (one per cache); reads take none.
+
+Per inventory (keyed by `Inventory.fingerprint`, a SHA-256 digest computed once per inventory
+object): the index, the glob masks, the verdict of every layer policy, and the answers.
+Evicting an inventory evicts everything learnt about it.
+
+Memory ceiling, with the default bounds: at most 2 x 8 inventories, each with at most
+2 x 2,048 answers (~0.5 KB each, the trail is built per `Resolution`, never cached) and
+2 x 4,096 verdicts (two integers each), plus 2 x 8,192 context shapes (~2 KB each):
+about 45 MB for inventories of 2,000 tools, well under 10 MB for the catalog's ~70 tools.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
+
+from ..catalog import Catalog
+from ..compiled import CompiledPolicy, LayerPolicy
+from ..context import RunContext, Sender
+from ..diagnostics import Diagnostic
+from ..inventory import Inventory, Tool
+from ..names import Glob, normalise_sender
+from .context import Facts, derive
+from .layers import PER_SENDER, LayerPlan
+from .match import InventoryIndex
+from .result import Answer, NoCallableToolsError, Resolution
+from .select import Shape, build_shape, plans_for
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class BoundedCache(Generic[K, V]):
+    """At most `2 * half` entries; see the module docstring for why it cannot raise."""
+
+    __slots__ = ("_half", "_lock", "_old", "_young")
+
+    def __init__(self, half: int) -> None:
+        self._half = half
+        self._young: dict[K, V] = {}
+        self._old: dict[K, V] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        found = self._young.get(key)
+        if found is None:
+            found = self._old.get(key)
+            if found is not None:
+                self.put(key, found)
+        return found
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            young = self._young
+            if len(young) >= self._half:
+                self._old = young
+                self._young = young = {}
+            young[key] = value
+
+    def __len__(self) -> int:
+        return len(self._young) + len(self._old)
+
+
+_KEEP = (0, 0)
+
+
+class InventoryCache:
+    """What the resolver has learnt about one inventory: its index and memo tables."""
+
+    __slots__ = ("answers", "base", "catalog", "globs", "index", "verdicts")
+
+    def __init__(self, index: InventoryIndex, catalog: Catalog, answers: int) -> None:
+        self.index = index
+        self.catalog = catalog
+        self.globs: BoundedCache[str, int] = BoundedCache(4096)
+        self.verdicts: BoundedCache[tuple[object, ...], tuple[int, int]] = BoundedCache(4096)
+        self.base: BoundedCache[Shape, _ShapeVerdicts] = BoundedCache(1024)
+        self.answers: BoundedCache[RunContext, Answer] = BoundedCache(answers)
+
+    def glob_mask(self, glob: Glob) -> int:
+        found = self.globs.get(glob.pattern)
+        if found is None:
+            found = self.index.scan(glob)
+            self.globs.put(glob.pattern, found)
+        return found
+
+    def verdict(self, lp: LayerPolicy) -> tuple[int, int]:
+        """Memoised by what the lists say, not by which scope wrote them."""
+        allow, deny = lp.allow, lp.deny
+        key = (
+            allow.signature if allow is not None else None,
+            deny.signature if deny is not None else None,
+            lp.grants,
+        )
+        found = self.verdicts.get(key)
+        if found is None:
+            found = self.index.verdict(lp, self.catalog, self)
+            self.verdicts.put(key, found)
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class _ShapeVerdicts:
+    """A shape's sender-independent work over one inventory, done once.
+
+    For a shape whose layers 7 and 8 wait for the sender, `alive` leaves those two layers
+    (and the optional-plugin filter, which depends on every applied allow list) out."""
+
+    verdicts: tuple[tuple[int, int], ...]
+    alive: int
+    owner: int
+    provider: int
+    optional: int
+
+    @staticmethod
+    def build(shape: Shape, cache: InventoryCache) -> _ShapeVerdicts:
+        index = cache.index
+        pending = () if shape.sender_independent else PER_SENDER
+        owner = 0 if shape.facts.is_owner else index.owner_only
+        provider = index.provider_mask(shape.facts.provider)
+        optional = index.optional
+        alive = index.full & ~(owner | provider)
+        verdicts: list[tuple[int, int]] = []
+        for plan in shape.plans:
+            lp = plan.policy
+            if plan.stage in pending or lp is None:
+                verdicts.append(_KEEP)
+                continue
+            denied, missing = cache.verdict(lp)
+            verdicts.append((denied, missing))
+            alive &= ~(denied | missing)
+            if optional and lp.allow is not None:
+                optional &= ~index.named_mask(lp.allow)
+        if not pending:
+            alive &= ~optional
+        return _ShapeVerdicts(tuple(verdicts), alive, owner, provider, optional)
+
+
+def _raw_key(ctx: RunContext) -> tuple[object, ...]:
+    """Every field of a context but the sender: equal keys derive equal facts and notes."""
+    return (
+        ctx.agent,
+        ctx.provider,
+        ctx.model,
+        ctx.channel,
+        ctx.account,
+        ctx.group,
+        ctx.is_owner,
+        ctx.session_key,
+        ctx.spawned_by,
+        ctx.subagent_depth,
+        ctx.parent,
+        ctx.trigger,
+    )
+
+
+_EMPTY_CONTEXT = RunContext()
+
+
+class Resolver:
+    """Resolves runs against one compiled policy, remembering what it learns, within bounds.
+
+    Safe to share between threads. A hot reload replaces the policy and its resolver
+    together (`PolicyStore` does), so no cache ever mixes two versions."""
+
+    def __init__(
+        self,
+        policy: CompiledPolicy,
+        *,
+        inventories: int = 8,
+        answers: int = 2048,
+        shapes: int = 8192,
+    ) -> None:
+        self.policy = policy
+        self._answers = answers
+        self._inventories: BoundedCache[bytes, InventoryCache] = BoundedCache(inventories)
+        self._contexts: BoundedCache[tuple[object, ...], tuple[Shape, tuple[Diagnostic, ...]]]
+        self._contexts = BoundedCache(shapes)
+        self._shapes: BoundedCache[Facts, Shape] = BoundedCache(shapes)
+        self._default = self._inventory_cache(policy.default_inventory)
+
+    def resolve(
+        self,
+        context: RunContext | None = None,
+        inventory: Inventory | Iterable[Tool] | None = None,
+        *,
+        require_tools: bool = True,
+    ) -> Resolution:
+        """The tools this run may use, and why every other tool of the inventory is gone.
+
+        Raises `NoCallableToolsError` when explicit allow lists leave no tools (unless
+        `require_tools=False`, which `explain` uses to show such a run)."""
+        ctx = context if context is not None else _EMPTY_CONTEXT
+        if inventory is None:
+            cache = self._default
+        else:
+            inv = (
+                inventory
+                if isinstance(inventory, Inventory)
+                else Inventory.build(inventory, self.policy.catalog)
+            )
+            cache = self._inventory_cache(inv)
+        answer = cache.answers.get(ctx)
+        if answer is None:
+            answer = self._answer(ctx, cache)
+            cache.answers.put(ctx, answer)
+        res = Resolution(answer)
+        if require_tools and answer.emptied:
+            raise NoCallableToolsError(res, answer.emptied)
+        return res
+
+    # -- the stages ---------------------------------------------------------------------------
+
+    def _inventory_cache(self, inv: Inventory) -> InventoryCache:
+        fp = inv.fingerprint
+        found = self._inventories.get(fp)
+        if found is None:
+            found = InventoryCache(
+                InventoryIndex.build(inv, self.policy.catalog), self.policy.catalog, self._answers
+            )
+            self._inventories.put(fp, found)
+        return found
+
+    def _shape(self, ctx: RunContext) -> tuple[Shape, tuple[Diagnostic, ...]]:
+        raw = _raw_key(ctx)
+        found = self._contexts.get(raw)
+        if found is None:
+            facts, notes = derive(self.policy, ctx)
+            shape = self._shapes.get(facts)
+            if shape is None:
+                shape = build_shape(self.policy, facts)
+                self._shapes.put(facts, shape)
+            found = (shape, notes)
+            self._contexts.put(raw, found)
+        return found
+
+    def _answer(self, ctx: RunContext, cache: InventoryCache) -> Answer:
+        shape, notes = self._shape(ctx)
+        base = cache.base.get(shape)
+        if base is None:
+            base = _ShapeVerdicts.build(shape, cache)
+            cache.base.put(shape, base)
+        sender: Sender = normalise_sender(ctx.sender)
+        index = cache.index
+        plans: tuple[LayerPlan, ...]
+        if shape.sender_independent:
+            plans, verdicts, alive, optional = shape.plans, base.verdicts, base.alive, base.optional
+        else:
+            plans = plans_for(shape, sender)
+            per_layer = list(base.verdicts)
+            alive, optional = base.alive, base.optional
+            for layer in PER_SENDER:
+                lp = plans[layer - 1].policy
+                if lp is None:
+                    continue
+                denied, missing = cache.verdict(lp)
+                per_layer[layer - 1] = (denied, missing)
+                alive &= ~(denied | missing)
+                if optional and lp.allow is not None:
+                    optional &= ~index.named_mask(lp.allow)
+            alive &= ~optional
+            verdicts = tuple(per_layer)
+        answer = Answer(
+            self.policy,
+            index,
+            ctx,
+            shape,
+            sender,
+            plans,
+            verdicts,
+            (base.owner, optional, base.provider),
+            alive,
+            notes,
+            (),
+        )
+        if alive or not index.full:
+            return answer
+        # Nothing left: name the allow lists that emptied the run (none if denies did it).
+        return replace(answer, emptied=tuple(Resolution(answer).emptied_by()))
