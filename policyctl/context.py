@@ -118,8 +118,9 @@ def parse_session_key(key: str | None) -> SessionInfo:
         agent = parts[1].strip().lower() or None
         rest = ":".join(parts[2:])
     segments = rest.split(":")
-    depth = sum(1 for s in segments if s.lower() == "subagent")
-    is_subagent = bool(segments) and segments[0].lower() == "subagent"
+    lowered = rest.lower().split(":")
+    depth = lowered.count("subagent")
+    is_subagent = lowered[0] == "subagent"
     channel = account = group = None
     if not is_subagent and len(segments) >= 3:
         for i in (1, 2):

@@ -80,7 +80,17 @@ _KEEP = (0, 0)
 class InventoryCache:
     """What the resolver has learnt about one inventory: its index and memo tables."""
 
-    __slots__ = ("answers", "base", "catalog", "globs", "index", "verdicts")
+    __slots__ = (
+        "_ordered",
+        "allowed",
+        "answers",
+        "base",
+        "catalog",
+        "globs",
+        "index",
+        "senders",
+        "verdicts",
+    )
 
     def __init__(self, index: InventoryIndex, catalog: Catalog, answers: int) -> None:
         self.index = index
@@ -88,13 +98,28 @@ class InventoryCache:
         self.globs: BoundedCache[str, int] = BoundedCache(4096)
         self.verdicts: BoundedCache[tuple[object, ...], tuple[int, int]] = BoundedCache(4096)
         self.base: BoundedCache[Shape, _ShapeVerdicts] = BoundedCache(1024)
+        #: a shape completed for one sender: many session keys share a shape and a sender
+        self.senders: BoundedCache[tuple[Shape, Sender], _SenderVerdicts] = BoundedCache(4096)
         self.answers: BoundedCache[RunContext, Answer] = BoundedCache(answers)
+        #: allowed names per mask: thousands of contexts share a handful of answers
+        self.allowed: BoundedCache[int, tuple[str, ...]] = BoundedCache(1024)
+        self._ordered: tuple[tuple[str, ...], tuple[int, ...]] | None = None
 
     def glob_mask(self, glob: Glob) -> int:
         found = self.globs.get(glob.pattern)
         if found is None:
-            found = self.index.scan(glob)
+            ordered = self._ordered
+            if ordered is None:
+                ordered = self._ordered = self.index.sorted_names()
+            found = self.index.scan(glob, ordered)
             self.globs.put(glob.pattern, found)
+        return found
+
+    def names_of(self, mask: int) -> tuple[str, ...]:
+        found = self.allowed.get(mask)
+        if found is None:
+            found = self.index.names_of(mask)
+            self.allowed.put(mask, found)
         return found
 
     def verdict(self, lp: LayerPolicy) -> tuple[int, int]:
@@ -249,11 +274,49 @@ class Resolver:
 
     def _answer(self, ctx: RunContext, cache: InventoryCache) -> Answer:
         shape, notes = self._shape(ctx)
+        sender: Sender = normalise_sender(ctx.sender)
+        key = (shape, sender)
+        done = cache.senders.get(key)
+        if done is None:
+            done = _SenderVerdicts.build(shape, sender, cache)
+            cache.senders.put(key, done)
+        index = cache.index
+        answer = Answer(
+            self.policy,
+            index,
+            ctx,
+            shape,
+            sender,
+            done.plans,
+            done.verdicts,
+            done.construction,
+            done.alive,
+            done.allowed,
+            notes,
+            (),
+        )
+        if done.alive or not index.full:
+            return answer
+        # Nothing left: name the allow lists that emptied the run (none if denies did it).
+        return replace(answer, emptied=tuple(Resolution(answer).emptied_by()))
+
+
+@dataclass(frozen=True, slots=True)
+class _SenderVerdicts:
+    """A shape's verdicts completed for one (normalised) sender over one inventory."""
+
+    plans: tuple[LayerPlan, ...]
+    verdicts: tuple[tuple[int, int], ...]
+    construction: tuple[int, int, int]
+    alive: int
+    allowed: tuple[str, ...]
+
+    @staticmethod
+    def build(shape: Shape, sender: Sender, cache: InventoryCache) -> _SenderVerdicts:
         base = cache.base.get(shape)
         if base is None:
             base = _ShapeVerdicts.build(shape, cache)
             cache.base.put(shape, base)
-        sender: Sender = normalise_sender(ctx.sender)
         index = cache.index
         plans: tuple[LayerPlan, ...]
         if shape.sender_independent:
@@ -273,20 +336,10 @@ class Resolver:
                     optional &= ~index.named_mask(lp.allow)
             alive &= ~optional
             verdicts = tuple(per_layer)
-        answer = Answer(
-            self.policy,
-            index,
-            ctx,
-            shape,
-            sender,
+        return _SenderVerdicts(
             plans,
             verdicts,
             (base.owner, optional, base.provider),
             alive,
-            notes,
-            (),
+            cache.names_of(alive),
         )
-        if alive or not index.full:
-            return answer
-        # Nothing left: name the allow lists that emptied the run (none if denies did it).
-        return replace(answer, emptied=tuple(Resolution(answer).emptied_by()))

@@ -9,7 +9,8 @@ the memo tables a resolve fills live in the engine's per-inventory cache (`Memo`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, Protocol
@@ -71,48 +72,67 @@ class InventoryIndex:
     @staticmethod
     def build(inventory: Inventory, catalog: Catalog) -> InventoryIndex:
         position: dict[str, int] = {}
-        plugin: dict[str, int] = {}
-        all_plugins = optional = owner = 0
+        plugin: dict[str, list[int]] = {}
+        plugins: list[int] = []
+        optional: list[int] = []
+        owner: list[int] = []
         limited: dict[str, frozenset[str]] = {}
         by_id = catalog.by_id
         owner_only = catalog.owner_only
         for i, tool in enumerate(inventory.tools):
-            bit = 1 << i
             position[tool.name] = i
             if tool.plugin_id is not None:
-                plugin[tool.plugin_id] = plugin.get(tool.plugin_id, 0) | bit
-                all_plugins |= bit
+                plugin.setdefault(tool.plugin_id, []).append(i)
+                plugins.append(i)
                 if tool.optional:
-                    optional |= bit
+                    optional.append(i)
             else:
                 spec = by_id.get(tool.name)
                 if spec is not None and spec.providers is not None:
                     limited[tool.name] = spec.providers
             if tool.name in owner_only:
-                owner |= bit
+                owner.append(i)
+        size = len(inventory.tools)
+        names = tuple(t.name for t in inventory.tools)
         return InventoryIndex(
             inventory,
             MappingProxyType(position),
-            (1 << len(inventory.tools)) - 1,
-            MappingProxyType(plugin),
-            all_plugins,
-            optional,
-            owner,
+            (1 << size) - 1,
+            MappingProxyType({k: mask_of(v, size) for k, v in plugin.items()}),
+            mask_of(plugins, size),
+            mask_of(optional, size),
+            mask_of(owner, size),
             MappingProxyType(limited),
-            tuple(t.name for t in inventory.tools),
+            names,
         )
 
     def bit(self, name: str) -> int:
         pos = self.position.get(name)
         return 0 if pos is None else 1 << pos
 
-    def scan(self, glob: Glob) -> int:
-        """The tools one glob matches: a scan of the names (the engine memoises it)."""
-        found = 0
-        for i, name in enumerate(self.names):
-            if glob.matches(name):
-                found |= 1 << i
-        return found
+    def sorted_names(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """The names in sorted order and their positions (the engine keeps it)."""
+        names = self.names
+        order = sorted(range(len(names)), key=names.__getitem__)
+        return tuple(names[i] for i in order), tuple(order)
+
+    def scan(self, glob: Glob, ordered: tuple[tuple[str, ...], tuple[int, ...]]) -> int:
+        """The tools one glob matches: the names that start with its literal head (found by
+        bisection in `ordered`, from `sorted_names`), each matched in full."""
+        head = glob.head
+        if head:
+            sorted_names, order = ordered
+            start = bisect_left(sorted_names, head)
+            hits = []
+            for k in range(start, len(sorted_names)):
+                name = sorted_names[k]
+                if not name.startswith(head):
+                    break
+                if glob.matches(name):
+                    hits.append(order[k])
+        else:
+            hits = [i for i, name in enumerate(self.names) if glob.matches(name)]
+        return mask_of(hits, len(self.names))
 
     def list_mask(self, lst: EntryList, memo: Memo) -> int:
         """The tools any entry of the list matches (semantics 4 and 5, as a set)."""
@@ -126,9 +146,9 @@ class InventoryIndex:
                 mask |= 1 << pos
         if lst.glob_index is not None:
             # Many globs: ask the combined matcher once per tool, not each glob per tool.
-            for i, name in enumerate(self.names):
-                if lst.glob_index.first(name) is not None:
-                    mask |= 1 << i
+            first = lst.glob_index.first
+            hits = [i for i, name in enumerate(self.names) if first(name) is not None]
+            mask |= mask_of(hits, len(self.names))
         else:
             for glob, _ in lst.globs:
                 mask |= memo.glob_mask(glob)
@@ -186,11 +206,27 @@ class InventoryIndex:
         return tuple(names[i] for i in iter_bits(mask))
 
 
+def mask_of(positions: Iterable[int], size: int) -> int:
+    """The mask with these bits set, in time linear in `size` (OR-ing bits one at a time
+    into a 2,000-bit integer is quadratic)."""
+    packed = bytearray((size + 7) // 8)
+    for i in positions:
+        packed[i >> 3] |= 1 << (i & 7)
+    return int.from_bytes(packed, "little")
+
+
+#: the set bits of every byte value, ascending
+_BYTE_BITS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(b for b in range(8) if value >> b & 1) for value in range(256)
+)
+
+
 def iter_bits(mask: int) -> list[int]:
-    """Positions of the set bits, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
+    """Positions of the set bits, ascending (a byte at a time: linear in the mask's size)."""
+    out: list[int] = []
+    table = _BYTE_BITS
+    for k, byte in enumerate(mask.to_bytes((mask.bit_length() + 7) // 8, "little")):
+        if byte:
+            base = k << 3
+            out.extend(base + b for b in table[byte])
     return out

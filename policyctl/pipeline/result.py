@@ -94,6 +94,8 @@ class Answer:
     #: the construction masks: owner-only, optional plugin tools not named, provider-gated
     construction: tuple[int, int, int]
     alive: int
+    #: the allowed tool names, in inventory order
+    allowed: tuple[str, ...]
     notes: tuple[Diagnostic, ...]
     #: the labels of the allow lists that left no tools (empty while tools remain)
     emptied: tuple[str, ...]
@@ -119,7 +121,7 @@ class Resolution:
     @property
     def allowed(self) -> tuple[str, ...]:
         """Allowed tool names, in inventory order."""
-        return self._a.index.names_of(self._a.alive)
+        return self._a.allowed
 
     def is_allowed(self, tool: str) -> bool:
         pos = self._a.index.position.get(tool)
