@@ -61,7 +61,9 @@ class Inventory:
         kept: dict[str, Tool] = {}
         conflicts: list[Diagnostic] = []
         given = list(tools)
-        plugin_ids = {fold(t.plugin_id) for t in given if t.plugin_id}
+        core_names = catalog.tool_ids | frozenset(catalog.aliases)
+        # only ids that may stand (a plugin named like a core tool is refused below)
+        plugin_ids = {fold(t.plugin_id) for t in given if t.plugin_id} - core_names
         for tool in given:
             name = normalize(tool.name, catalog.aliases)
             if not name:
@@ -82,7 +84,7 @@ class Inventory:
                 )
                 continue
             plugin = fold(tool.plugin_id) if tool.plugin_id else None
-            if plugin is not None and (plugin in catalog.tool_ids or plugin in catalog.aliases):
+            if plugin is not None and plugin in core_names:
                 # `allow: [read]` would grant every tool of a plugin whose id is `read`.
                 conflicts.append(
                     Diagnostic.make(
