@@ -140,3 +140,22 @@ def test_ten_thousand_inventories_keep_the_caches_bounded() -> None:
         tracemalloc.stop()
     assert grown < 50 * 1024 * 1024, f"{grown / 1e6:.1f} MB kept"
     assert len(resolver._inventories) <= 16
+
+
+def test_a_reload_swaps_policy_and_resolver_together(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from policyctl.store import PolicyStore
+
+    path = Path(str(tmp_path)) / "policy.yaml"
+    path.write_text("catalog: openclaw\ntools: {deny: [exec]}\n", encoding="utf-8")
+    store = PolicyStore(path)
+    first = store._serving
+    assert first is not None and first[0] is store.current
+    assert not store.resolve(RunContext()).is_allowed("exec")
+    path.write_text("catalog: openclaw\ntools: {deny: [write]}\n", encoding="utf-8")
+    assert store.reload()
+    second = store._serving
+    assert second is not None and second[0] is store.current
+    assert second[1] is not first[1] and second[1].policy is second[0]
+    assert store.resolve(RunContext()).is_allowed("exec")

@@ -108,7 +108,9 @@ patterns = st.lists(
 
 @settings(max_examples=150, deadline=None)
 @given(globs=patterns, names=st.lists(st.text(alphabet="ab_", max_size=8), max_size=12))
-def test_the_glob_index_finds_the_earliest_matching_glob(globs: list[str], names: list[str]) -> None:
+def test_the_glob_index_finds_the_earliest_matching_glob(
+    globs: list[str], names: list[str]
+) -> None:
     """Property: the combined matcher answers what matching each glob in order answers."""
     compiled = [Glob.compile(p) for p in dict.fromkeys(globs)]
     index = GlobIndex(enumerate(compiled))
@@ -138,7 +140,9 @@ def test_a_hundred_thousand_deny_globs_match_quickly() -> None:
     found = [lst.match(n) for n in names]
     took = time.perf_counter() - start
     assert [f is not None for f in found[-3:]] == [False, True, False]
-    assert sum(f is not None for f in found[:-3]) == sum(1 for i in range(0, 200_000, 97) if i < 100_000)
+    assert sum(f is not None for f in found[:-3]) == sum(
+        1 for i in range(0, 200_000, 97) if i < 100_000
+    )
     assert took < 2.0, took
 
 
