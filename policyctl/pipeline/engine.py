@@ -25,7 +25,7 @@ and 10,000 distinct catalog-sized inventories keep a few MB (tests/test_resolver
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
@@ -83,7 +83,7 @@ class InventoryCache:
     """What the resolver has learnt about one inventory: its index and memo tables."""
 
     __slots__ = (
-        "_ordered",
+        "_lines",
         "allowed",
         "answers",
         "base",
@@ -105,15 +105,15 @@ class InventoryCache:
         self.answers: BoundedCache[RunContext, Answer] = BoundedCache(answers)
         #: allowed names per mask: thousands of contexts share a handful of answers
         self.allowed: BoundedCache[int, tuple[str, ...]] = BoundedCache(1024)
-        self._ordered: tuple[tuple[str, ...], tuple[int, ...]] | None = None
+        self._lines: tuple[str, Mapping[int, int]] | None = None
 
     def glob_mask(self, glob: Glob) -> int:
         found = self.globs.get(glob.pattern)
         if found is None:
-            ordered = self._ordered
-            if ordered is None:
-                ordered = self._ordered = self.index.sorted_names()
-            found = self.index.scan(glob, ordered)
+            lines = self._lines
+            if lines is None:
+                lines = self._lines = self.index.lines()
+            found = self.index.scan(glob, lines)
             self.globs.put(glob.pattern, found)
         return found
 

@@ -9,9 +9,10 @@ the memo tables a resolve fills live in the engine's per-inventory cache (`Memo`
 
 from __future__ import annotations
 
-from bisect import bisect_left
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import accumulate, chain, compress
 from types import MappingProxyType
 from typing import Literal, Protocol
 
@@ -71,29 +72,29 @@ class InventoryIndex:
 
     @staticmethod
     def build(inventory: Inventory, catalog: Catalog) -> InventoryIndex:
-        position: dict[str, int] = {}
+        tools = inventory.tools
+        size = len(tools)
+        names = tuple(t.name for t in tools)
+        position = dict(zip(names, range(size), strict=True))
         plugin: dict[str, list[int]] = {}
         plugins: list[int] = []
         optional: list[int] = []
-        owner: list[int] = []
-        limited: dict[str, frozenset[str]] = {}
-        by_id = catalog.by_id
-        owner_only = catalog.owner_only
-        for i, tool in enumerate(inventory.tools):
-            position[tool.name] = i
+        for i, tool in enumerate(tools):
             if tool.plugin_id is not None:
                 plugin.setdefault(tool.plugin_id, []).append(i)
                 plugins.append(i)
                 if tool.optional:
                     optional.append(i)
-            else:
-                spec = by_id.get(tool.name)
-                if spec is not None and spec.providers is not None:
-                    limited[tool.name] = spec.providers
-            if tool.name in owner_only:
-                owner.append(i)
-        size = len(inventory.tools)
-        names = tuple(t.name for t in inventory.tools)
+        # By name, whoever provides it: a plugin tool called "gateway" is as dangerous as the
+        # core one. The catalog's lists are short; the inventory may be long.
+        owner = sorted(position[n] for n in catalog.owner_only if n in position)
+        limited = {
+            row.id: row.providers
+            for row in catalog.tools
+            if row.providers is not None
+            and row.id in position
+            and tools[position[row.id]].plugin_id is None
+        }
         return InventoryIndex(
             inventory,
             MappingProxyType(position),
@@ -110,28 +111,28 @@ class InventoryIndex:
         pos = self.position.get(name)
         return 0 if pos is None else 1 << pos
 
-    def sorted_names(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        """The names in sorted order and their positions (the engine keeps it)."""
-        names = self.names
-        order = sorted(range(len(names)), key=names.__getitem__)
-        return tuple(names[i] for i in order), tuple(order)
+    def lines(self) -> tuple[str, Mapping[int, int]]:
+        """The names as one newline-separated text, and each line's offset -> position (the
+        engine keeps it): a glob without middle parts is then one regular-expression scan."""
+        text = "\n".join(self.names)
+        offsets = [0, *accumulate(len(n) + 1 for n in self.names)][:-1]
+        return text, dict(zip(offsets, range(len(self.names)), strict=True))
 
-    def scan(self, glob: Glob, ordered: tuple[tuple[str, ...], tuple[int, ...]]) -> int:
-        """The tools one glob matches: the names that start with its literal head (found by
-        bisection in `ordered`, from `sorted_names`), each matched in full."""
-        head = glob.head
-        if head:
-            sorted_names, order = ordered
-            start = bisect_left(sorted_names, head)
-            hits = []
-            for k in range(start, len(sorted_names)):
-                name = sorted_names[k]
-                if not name.startswith(head):
-                    break
-                if glob.matches(name):
-                    hits.append(order[k])
-        else:
+    def scan(self, glob: Glob, lines: tuple[str, Mapping[int, int]]) -> int:
+        """The tools one glob matches. `head*tail` is one scan of `lines` by an anchored
+        expression with a single `.*` (no backtracking blow-up: at most one retry per
+        character of a line); globs with middle parts are matched name by name."""
+        if glob.middle or "\n" in glob.pattern:
             hits = [i for i, name in enumerate(self.names) if glob.matches(name)]
+        else:
+            text, at = lines
+            if glob.head == glob.pattern:  # no star: one exact name
+                pos = self.position.get(glob.pattern)
+                hits = [] if pos is None else [pos]
+            else:
+                expr = f"^{re.escape(glob.head)}[^\n]*{re.escape(glob.tail)}$"
+                found = re.finditer(expr, text, re.MULTILINE)
+                hits = [at[m.start()] for m in found if len(m.group()) >= glob.min_length]
         return mask_of(hits, len(self.names))
 
     def list_mask(self, lst: EntryList, memo: Memo) -> int:
@@ -202,18 +203,36 @@ class InventoryIndex:
         return found
 
     def names_of(self, mask: int) -> tuple[str, ...]:
-        names = self.names
-        return tuple(names[i] for i in iter_bits(mask))
+        """The tools of a mask, in inventory order (a byte of flags at a time, in C)."""
+        size = len(self.names)
+        flags = chain.from_iterable(
+            map(_BYTE_FLAGS.__getitem__, mask.to_bytes((size + 7) // 8, "little"))
+        )
+        return tuple(compress(self.names, flags))
 
 
 def mask_of(positions: Iterable[int], size: int) -> int:
-    """The mask with these bits set, in time linear in `size` (OR-ing bits one at a time
-    into a 2,000-bit integer is quadratic)."""
-    packed = bytearray((size + 7) // 8)
+    """The mask with these (ascending) bits set. OR-ing bits one at a time into a 2,000-bit
+    integer is quadratic; runs of consecutive positions (an MCP server's tools) are set in
+    one operation each."""
+    mask = 0
+    start = end = -1
     for i in positions:
-        packed[i >> 3] |= 1 << (i & 7)
-    return int.from_bytes(packed, "little")
+        if i == end:
+            end += 1
+            continue
+        if start >= 0:
+            mask |= ((1 << (end - start)) - 1) << start
+        start, end = i, i + 1
+    if start >= 0:
+        mask |= ((1 << (end - start)) - 1) << start
+    return mask
 
+
+#: every byte value as eight 0/1 flags, lowest bit first
+_BYTE_FLAGS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(value >> b & 1 for b in range(8)) for value in range(256)
+)
 
 #: the set bits of every byte value, ascending
 _BYTE_BITS: tuple[tuple[int, ...], ...] = tuple(
