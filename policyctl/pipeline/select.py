@@ -200,31 +200,36 @@ def _pick_group(
     passed: list[str] = []
     for i, (what, value) in enumerate(steps):
         if isinstance(value, LayerPolicy):
-            return applied(Layer.GROUP, value, _shadow_note(what, passed, steps[i + 1 :]))
+            return applied(Layer.GROUP, value, _shadow_note(what, passed, steps, i))
         hit = _match_sender(value, candidates)
         if hit is None:
             passed.append(f"{what}: no key matches this sender")
             continue
         key, matched = hit
-        detail = _shadow_note(f'{what} "{key}"', passed, steps[i + 1 :])
+        detail = _shadow_note(f'{what} "{key}"', passed, steps, i)
         if matched is None:
             return skipped(Layer.GROUP, f"group sender entry {key} has no policy", detail)
         return applied(Layer.GROUP, matched, detail)
     return skipped(Layer.GROUP, fallback, "; ".join(passed) or None)
 
 
-def _shadow_note(chosen: str, passed: list[str], rest: tuple[GroupStep, ...]) -> str | None:
+def _shadow_note(
+    chosen: str, passed: list[str], steps: tuple[GroupStep, ...], i: int
+) -> str | None:
     """Which group rule applied, and which were skipped and why (semantics 7.4: first hit
     wins, no merging). A group's `tools` passed over because its toolsBySender matched is
-    the case operators miss: its entries do not apply to this sender at all."""
-    shadowed = [
-        f"{what} skipped: {chosen} matched first (first hit wins, rules are not merged)"
-        for what, value in rest
-        if isinstance(value, LayerPolicy)
-    ][:1]
+    the case operators miss: its entries do not apply to this sender at all. Only the last
+    step can be a `tools` step (one always hits, so it ends the list)."""
+    what, last = steps[-1]
+    shadowed = i < len(steps) - 1 and isinstance(last, LayerPolicy)
     if not passed and not shadowed:
         return None
-    return "; ".join([*passed, f"{chosen} applied", *shadowed])
+    parts = [*passed, f"{chosen} applied"]
+    if shadowed:
+        parts.append(
+            f"{what} skipped: {chosen} matched first (first hit wins, rules are not merged)"
+        )
+    return "; ".join(parts)
 
 
 # -- layer 8 ------------------------------------------------------------------------------------
