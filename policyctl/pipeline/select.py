@@ -37,6 +37,8 @@ class Shape:
     group_fallback: str
     sender_tables: tuple[SenderTable, ...]
     notes: tuple[Diagnostic, ...]
+    #: layer 7 for a sender that no group sender rule matches (most senders): built once
+    group_miss: LayerPlan | None = None
 
     @property
     def sender_independent(self) -> bool:
@@ -74,7 +76,8 @@ def build_shape(policy: CompiledPolicy, facts: Facts) -> Shape:
         _inheritance_layer(policy, facts),
     )
     steps, fallback = (None, "") if isinstance(group, LayerPlan) else group
-    return Shape(facts, plans, steps, fallback, tables, tuple(notes))
+    miss = _pick_group(steps, fallback, ()) if steps is not None else None
+    return Shape(facts, plans, steps, fallback, tables, tuple(notes), miss)
 
 
 def plans_for(shape: Shape, sender: Sender) -> tuple[LayerPlan, ...]:
@@ -83,8 +86,17 @@ def plans_for(shape: Shape, sender: Sender) -> tuple[LayerPlan, ...]:
         return shape.plans
     candidates = sender_candidates(shape.facts.channel, sender)
     plans = list(shape.plans)
-    if shape.group_steps is not None:
-        plans[Layer.GROUP - 1] = _pick_group(shape.group_steps, shape.group_fallback, candidates)
+    steps = shape.group_steps
+    if steps is not None:
+        plan = shape.group_miss
+        for _, value in steps:
+            if isinstance(value, LayerPolicy):
+                break  # every sender rule before this `tools` missed: the shared plan
+            if _match_sender(value, candidates) is not None:
+                plan = _pick_group(steps, shape.group_fallback, candidates)
+                break
+        assert plan is not None
+        plans[Layer.GROUP - 1] = plan
     if shape.sender_tables:
         plans[Layer.SENDER - 1] = _sender_layer(shape.sender_tables, candidates)
     return tuple(plans)
