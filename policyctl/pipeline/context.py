@@ -202,10 +202,14 @@ def _session_kind(
     if key is None:
         return "group session" if group is not None else "main session"
     main = "global" if policy.session_scope == "global" else policy.main_key
-    aliases = {"main", main}
-    if agent:
-        aliases |= {f"agent:{agent}:{main}", f"agent:{agent}:main"}
-    return "main session" if key.strip().lower() in aliases else "non-main session"
+    text = key.strip().lower()
+    if text == "main" or text == main:
+        return "main session"
+    if agent and text.startswith("agent:"):
+        prefix = f"agent:{agent}:"
+        if text.startswith(prefix) and text[len(prefix) :] in ("main", main):
+            return "main session"
+    return "non-main session"
 
 
 def effective_context(policy: CompiledPolicy, ctx: RunContext, sender: Sender) -> EffectiveContext:
