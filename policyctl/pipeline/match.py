@@ -1,7 +1,7 @@
 """Matching: one tool under one layer policy (`decide`), and a whole inventory (bitmasks).
 
-Both forms of semantics 5 live here side by side, so the deny, the implied deny (`deny_implies`)
-and the catalog grants are written once for each and can be read against each other. Bit i of
+Both forms of semantics 5 live here side by side; the implied deny (`implied_deny`) and the
+catalog grants (`granted`) are written once and used by both. Bit i of
 a mask stands for the inventory's i-th tool; an entry list becomes the mask of the tools it
 matches by looking names up in the `InventoryIndex` (globs aside). Nothing here holds state:
 the memo tables a resolve fills live in the engine's per-inventory cache (`Memo`).
@@ -16,7 +16,7 @@ from itertools import accumulate, chain, compress
 from types import MappingProxyType
 from typing import Literal, Protocol
 
-from ..catalog import Catalog
+from ..catalog import Catalog, Grant
 from ..compiled import LayerPolicy
 from ..entries import EntryList, Hit
 from ..inventory import Inventory
@@ -25,27 +25,39 @@ from ..names import Glob
 RuleKind = Literal["deny", "allow", "owner-only", "optional-plugin", "catalog"]
 
 
+def implied_deny(tool: str, deny: EntryList, catalog: Catalog) -> Hit | None:
+    """The deny entry that removes `tool` through the catalog's `deny_implies` (a deny of
+    `image` also denies `view_image`), or None."""
+    for source in catalog.deny_implies.get(tool, ()):
+        hit = deny.match(source)
+        if hit is not None:
+            return hit
+    return None
+
+
+def granted(grant: Grant, policy: LayerPolicy) -> bool:
+    """Whether a catalog grant admits its tool under this policy (semantics 5.5: `write`
+    admits `apply_patch`; `read` admits `skills_read` unless `read` is denied)."""
+    allow, deny = policy.allow, policy.deny
+    if not policy.grants or allow is None or allow.match(grant.when_allowed) is None:
+        return False
+    return not (grant.unless_denied and deny is not None and deny.match(grant.when_allowed))
+
+
 def decide(
     name: str, plugin_id: str | None, policy: LayerPolicy, catalog: Catalog
 ) -> tuple[RuleKind, Hit | None] | None:
     """Semantics 5 for one tool and one policy: None if kept, else why it is removed."""
     deny = policy.deny
     if deny is not None and deny.entries:
-        hit = deny.match(name, plugin_id)
+        hit = deny.match(name, plugin_id) or implied_deny(name, deny, catalog)
         if hit is not None:
             return "deny", hit
-        for source in catalog.deny_implies.get(name, ()):
-            hit = deny.match(source)
-            if hit is not None:
-                return "deny", hit
     allow = policy.allow
     if allow is None or allow.empty or allow.match(name, plugin_id) is not None:
         return None
-    for grant in catalog.grants.get(name, ()) if policy.grants else ():
-        if allow.match(grant.when_allowed) is not None and not (
-            grant.unless_denied and deny is not None and deny.match(grant.when_allowed)
-        ):
-            return None
+    if any(granted(grant, policy) for grant in catalog.grants.get(name, ())):
+        return None
     return "allow", None
 
 
@@ -166,21 +178,15 @@ class InventoryIndex:
         denied = 0
         if deny is not None and deny.entries:
             denied = self.list_mask(deny, memo)
-            for tool, sources in catalog.deny_implies.items():
-                if any(deny.match(source) is not None for source in sources):
+            for tool in catalog.deny_implies:
+                if tool in self.position and implied_deny(tool, deny, catalog) is not None:
                     denied |= self.bit(tool)
         missing = 0
         if allow is not None and not allow.empty:
             allowed = self.list_mask(allow, memo)
-            if policy.grants:
-                for tool, grants in catalog.grants.items():
-                    for grant in grants:
-                        if allow.match(grant.when_allowed) is not None and not (
-                            grant.unless_denied
-                            and deny is not None
-                            and deny.match(grant.when_allowed) is not None
-                        ):
-                            allowed |= self.bit(tool)
+            for tool, grants in catalog.grants.items() if policy.grants else ():
+                if tool in self.position and any(granted(g, policy) for g in grants):
+                    allowed |= self.bit(tool)
             missing = self.full & ~allowed
         return denied, missing
 
