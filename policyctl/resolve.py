@@ -69,7 +69,7 @@ def resolver_for(policy: CompiledPolicy) -> Resolver:
         with _resolvers_lock:
             found = _resolvers.get(policy)
             if found is None:
-                found = Resolver(policy)
+                found = Resolver(policy, weak=True)
                 _resolvers[policy] = found
     _last = (weakref.ref(policy), found)
     return found

@@ -159,3 +159,21 @@ def test_a_reload_swaps_policy_and_resolver_together(tmp_path: object) -> None:
     assert second is not None and second[0] is store.current
     assert second[1] is not first[1] and second[1].policy is second[0]
     assert store.resolve(RunContext()).is_allowed("exec")
+
+
+def test_a_dropped_policy_takes_its_caches_with_it() -> None:
+    """`resolve(policy, ...)` keeps the policy's resolver only as long as the policy lives,
+    so a process that reloads policies does not keep every old version's caches."""
+    import weakref
+
+    from policyctl.resolve import _resolvers
+
+    policy = load_policy_text("catalog: openclaw\ntools: {deny: [exec]}\n")
+    resolve(policy, RunContext(sender=Sender(id="1")))
+    resolve(load_policy_text("catalog: openclaw\n"), RunContext())  # another becomes "last"
+    ref = weakref.ref(policy)
+    count = len(_resolvers)
+    del policy
+    gc.collect()
+    assert ref() is None
+    assert len(_resolvers) < count

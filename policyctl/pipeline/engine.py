@@ -25,6 +25,7 @@ and 10,000 distinct catalog-sized inventories keep a few MB (tests/test_resolver
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
@@ -210,14 +211,26 @@ class Resolver:
         inventories: int = 8,
         answers: int = 2048,
         shapes: int = 8192,
+        weak: bool = False,
     ) -> None:
-        self.policy = policy
+        # Held weakly when the policy's own registry made this resolver (`resolve_for`): then
+        # the policy, not the resolver, decides how long both live (no cache refers to it).
+        self._strong: CompiledPolicy | None = None if weak else policy
+        self._weak = weakref.ref(policy)
+        self._catalog = policy.catalog
         self._answers = answers
         self._inventories: BoundedCache[bytes, InventoryCache] = BoundedCache(inventories)
         self._contexts: BoundedCache[tuple[object, ...], tuple[Shape, tuple[Diagnostic, ...]]]
         self._contexts = BoundedCache(shapes)
         self._shapes: BoundedCache[Facts, Shape] = BoundedCache(shapes)
         self._default = self._inventory_cache(policy.default_inventory)
+
+    @property
+    def policy(self) -> CompiledPolicy:
+        policy = self._strong or self._weak()
+        if policy is None:  # pragma: no cover - the registry drops a resolver with its policy
+            raise RuntimeError("the policy of this resolver is gone")
+        return policy
 
     def resolve(
         self,
@@ -237,7 +250,7 @@ class Resolver:
             inv = (
                 inventory
                 if isinstance(inventory, Inventory)
-                else Inventory.build(inventory, self.policy.catalog)
+                else Inventory.build(inventory, self._catalog)
             )
             cache = self._inventory_cache(inv)
         answer = cache.answers.get(ctx)
@@ -256,7 +269,7 @@ class Resolver:
         found = self._inventories.get(fp)
         if found is None:
             found = InventoryCache(
-                InventoryIndex.build(inv, self.policy.catalog), self.policy.catalog, self._answers
+                InventoryIndex.build(inv, self._catalog), self._catalog, self._answers
             )
             self._inventories.put(fp, found)
         return found
@@ -265,10 +278,11 @@ class Resolver:
         raw = _raw_key(ctx)
         found = self._contexts.get(raw)
         if found is None:
-            facts, notes = derive(self.policy, ctx)
+            policy = self.policy
+            facts, notes = derive(policy, ctx)
             shape = self._shapes.get(facts)
             if shape is None:
-                shape = build_shape(self.policy, facts)
+                shape = build_shape(policy, facts)
                 self._shapes.put(facts, shape)
             found = (shape, notes)
             self._contexts.put(raw, found)
@@ -284,7 +298,7 @@ class Resolver:
             cache.senders.put(key, done)
         index = cache.index
         answer = Answer(
-            self.policy,
+            self._catalog,
             index,
             ctx,
             shape,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..catalog import Catalog
-from ..compiled import CompiledPolicy, LayerPolicy
+from ..compiled import LayerPolicy
 from ..context import Capture, RunContext, Sender
 from ..diagnostics import Diagnostic, Source
 from ..entries import Entry, Hit
@@ -84,7 +84,8 @@ class LayerTrace:
 class Answer:
     """What the engine computed for one context over one inventory; cached, shared, frozen."""
 
-    policy: CompiledPolicy
+    #: the catalog, not the policy: nothing a resolver caches keeps its policy alive
+    catalog: Catalog
     index: InventoryIndex
     ctx: RunContext
     shape: Shape
@@ -175,7 +176,7 @@ class Resolution:
                 *self.inventory.conflicts,
                 *a.notes,
                 *a.shape.notes,
-                *unknown_entry_warnings(applied, self.inventory, a.policy.catalog),
+                *unknown_entry_warnings(applied, self.inventory, a.catalog),
             ]
             self._warnings = tuple(dict.fromkeys(found))
         return self._warnings
@@ -186,7 +187,7 @@ class Resolution:
         if self._trail is not None:
             return self._trail
         a = self._a
-        cat = a.policy.catalog
+        cat = a.catalog
         tools = self.inventory.tools
         applied = [p for p in a.plans if p.policy is not None]
         eff = self.context
