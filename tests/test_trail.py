@@ -3,6 +3,7 @@ removed a tool, and contexts that fail closed (issue: trustworthy answers, items
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +153,19 @@ def test_the_glob_index_with_many_middle_parts() -> None:
     for name in ["xm7y", "m39", "abc", "axxbxxc", "m", "zzz", "m1m0"]:
         expected = next((i for i, g in enumerate(globs) if g.matches(name)), None)
         assert index.first(name) == expected, name
+
+
+def test_explain_prints_the_shadowed_group_rule(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pathlib import Path
+
+    from policyctl.cli.main import main
+
+    path = Path(str(tmp_path)) / "policy.yaml"
+    path.write_text(SUPPORT, encoding="utf-8")
+    argv = ["explain", str(path), "--tool", "exec", "--channel", "slack", "--group", "C0SUPPORT"]
+    assert main([*argv, "--trail"]) == 0
+    out = capsys.readouterr().out
+    assert "[ 7] group tools.toolsBySender: applied, kept exec" in out
+    assert "group C0SUPPORT tools skipped: group C0SUPPORT toolsBySender" in out
