@@ -8,6 +8,7 @@ disagrees is ignored with a diagnostic, so a caller cannot pick a looser policy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..compile import CompiledPolicy
@@ -112,11 +113,18 @@ def _ignored(field: str, given: object, says: object) -> Diagnostic:
     )
 
 
-def derive(policy: CompiledPolicy, ctx: RunContext) -> tuple[Facts, tuple[Diagnostic, ...]]:
-    """The run's facts, and a diagnostic for every caller field the session key overrode."""
+def derive(
+    policy: CompiledPolicy,
+    ctx: RunContext,
+    parse: Callable[[str], SessionInfo] = parse_session_key,
+) -> tuple[Facts, tuple[Diagnostic, ...]]:
+    """The run's facts, and a diagnostic for every caller field the session key overrode.
+
+    `parse` reads a session key (the engine passes a memoised `parse_session_key`: the
+    spawning session of a thousand subagents is one key)."""
     notes: list[Diagnostic] = []
-    own = parse_session_key(ctx.session_key) if ctx.session_key else None
-    spawner = parse_session_key(ctx.spawned_by) if ctx.spawned_by else None
+    own = parse(ctx.session_key) if ctx.session_key else None
+    spawner = parse(ctx.spawned_by) if ctx.spawned_by else None
     # A spawning session speaks for a run only when the run's own key says it was spawned
     # (or there is no own key to say otherwise).
     if spawner is not None and own is not None and not own.is_subagent:

@@ -32,7 +32,7 @@ from typing import Generic, TypeVar
 
 from ..catalog import Catalog
 from ..compiled import CompiledPolicy, LayerPolicy
-from ..context import RunContext, Sender
+from ..context import RunContext, Sender, SessionInfo, parse_session_key
 from ..diagnostics import Diagnostic
 from ..inventory import Inventory, Tool
 from ..names import Glob, normalise_sender
@@ -223,6 +223,7 @@ class Resolver:
         self._contexts: BoundedCache[tuple[object, ...], tuple[Shape, tuple[Diagnostic, ...]]]
         self._contexts = BoundedCache(shapes)
         self._shapes: BoundedCache[Facts, Shape] = BoundedCache(shapes)
+        self._keys: BoundedCache[str, SessionInfo] = BoundedCache(shapes)
         self._default = self._inventory_cache(policy.default_inventory)
 
     @property
@@ -274,12 +275,19 @@ class Resolver:
             self._inventories.put(fp, found)
         return found
 
+    def _session_key(self, key: str) -> SessionInfo:
+        found = self._keys.get(key)
+        if found is None:
+            found = parse_session_key(key)
+            self._keys.put(key, found)
+        return found
+
     def _shape(self, ctx: RunContext) -> tuple[Shape, tuple[Diagnostic, ...]]:
         raw = _raw_key(ctx)
         found = self._contexts.get(raw)
         if found is None:
             policy = self.policy
-            facts, notes = derive(policy, ctx)
+            facts, notes = derive(policy, ctx, self._session_key)
             shape = self._shapes.get(facts)
             if shape is None:
                 shape = build_shape(policy, facts)
