@@ -31,9 +31,9 @@ from .pipeline.result import (
     Resolution,
     construction_record,
     record,
-    unknown_entry_warnings,
 )
 from .pipeline.select import build_shape, plans_for
+from .pipeline.warnings import unknown_entry_warnings
 
 __all__ = [
     "CronCap",

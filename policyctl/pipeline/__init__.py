@@ -6,6 +6,7 @@
     match.py    one tool (`decide`) and a whole inventory (bitmask verdicts) under one policy
     engine.py   the `Resolver`: inventory fingerprints, bounded thread-safe caches, fast path
     result.py   `Resolution`, the audit trail built on demand, `capture()`
+    warnings.py unknown-entry warnings (semantics 9), read with the trail
 
 Nothing below `engine` holds state: the compiled policy and every value passed down are frozen.
 """
