@@ -169,3 +169,19 @@ def test_explain_prints_the_shadowed_group_rule(
     out = capsys.readouterr().out
     assert "[ 7] group tools.toolsBySender: applied, kept exec" in out
     assert "group C0SUPPORT tools skipped: group C0SUPPORT toolsBySender" in out
+
+
+def test_long_inventories_match_globs_by_one_scan() -> None:
+    """Above 256 tools a `head*tail` glob is one anchored scan of all names; it must
+    agree with matching each name."""
+    from policyctl import Inventory, Tool, resolve
+
+    policy = load_policy_text(
+        "catalog: openclaw\ntools:\n  deny: ['srv1*', '*tool3', 'srv2*tool4', 'srv3__tool5']\n"
+    )
+    tools = [Tool(f"srv{i // 10}__tool{i % 10}", "bundle-mcp") for i in range(400)]
+    inv = Inventory.build(tools, policy.catalog)
+    res = resolve(policy, RunContext(), inv, require_tools=False)
+    globs = [Glob.compile(p) for p in ("srv1*", "*tool3", "srv2*tool4", "srv3__tool5")]
+    expected = tuple(t.name for t in tools if not any(g.matches(t.name) for g in globs))
+    assert res.allowed == expected

@@ -78,6 +78,8 @@ class BoundedCache(Generic[K, V]):
 
 
 _KEEP = (0, 0)
+#: below this many tools a glob is matched name by name (building one text costs more)
+_LINES_MIN = 256
 
 
 class InventoryCache:
@@ -112,7 +114,7 @@ class InventoryCache:
         found = self.globs.get(glob.pattern)
         if found is None:
             lines = self._lines
-            if lines is None:
+            if lines is None and len(self.index.names) > _LINES_MIN:
                 lines = self._lines = self.index.lines()
             found = self.index.scan(glob, lines)
             self.globs.put(glob.pattern, found)

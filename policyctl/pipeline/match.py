@@ -130,11 +130,12 @@ class InventoryIndex:
         offsets = [0, *accumulate(len(n) + 1 for n in self.names)][:-1]
         return text, dict(zip(offsets, range(len(self.names)), strict=True))
 
-    def scan(self, glob: Glob, lines: tuple[str, Mapping[int, int]]) -> int:
-        """The tools one glob matches. `head*tail` is one scan of `lines` by an anchored
-        expression with a single `.*` (no backtracking blow-up: at most one retry per
-        character of a line); globs with middle parts are matched name by name."""
-        if glob.middle or "\n" in glob.pattern:
+    def scan(self, glob: Glob, lines: tuple[str, Mapping[int, int]] | None) -> int:
+        """The tools one glob matches. With `lines` (worth building for long inventories),
+        `head*tail` is one scan by an anchored expression with a single `.*` (no
+        backtracking blow-up: at most one retry per character of a line); otherwise, and
+        for globs with middle parts, the names are matched one by one."""
+        if lines is None or glob.middle or "\n" in glob.pattern:
             hits = [i for i, name in enumerate(self.names) if glob.matches(name)]
         else:
             text, at = lines
