@@ -49,6 +49,12 @@ class ScopeLayers:
     subagent_leaf: LayerPlan
 
 
+UNMATCHED = ProviderPlans(
+    skipped(Layer.PROVIDER_PROFILE, "no provider profile for this provider"),
+    skipped(Layer.GLOBAL_BY_PROVIDER, "no matching tools.byProvider entry"),
+    skipped(Layer.AGENT_BY_PROVIDER, "no matching agent byProvider entry"),
+)
+
 NO_PROVIDER = ProviderPlans(
     skipped(Layer.PROVIDER_PROFILE, "no provider in context"),
     skipped(Layer.GLOBAL_BY_PROVIDER, "no provider in context"),
@@ -73,18 +79,36 @@ class Assembler:
         self.g = global_tools
         self.bases: dict[str, EntryList] = {}
         self.shared: dict[tuple[object, ...], LayerPolicy] = {}
+        #: one plan per (layer, policy) and one ProviderPlans per global-only match: 10,000
+        #: agents that share a sandbox or a provider entry share their plans too
+        self.plans: dict[tuple[Layer, int], tuple[LayerPolicy, LayerPlan]] = {}
+        self.global_only: dict[tuple[str, ...], ProviderPlans] = {}
+        self.global_pairs: Mapping[str, ProviderPlans] | None = None
+
+    def applied(self, layer: Layer, policy: LayerPolicy) -> LayerPlan:
+        found = self.plans.get((layer, id(policy)))
+        if found is None or found[0] is not policy:
+            found = (policy, applied(layer, policy))
+            self.plans[(layer, id(policy))] = found
+        return found[1]
 
     def build(self, scope: ToolsScope | None) -> ScopeLayers:
         g = self.g
         tables = tuple(t for t in (scope.senders if scope else None, g.senders) if t is not None)
-        keys = dict.fromkeys([*(scope.by_provider if scope else ()), *g.by_provider])
-        pairs: dict[str, ProviderPlans] = {}
-        for key in keys:
-            provider = key.partition("/")[0]
-            candidates = [key, provider] if key != provider else [provider]
-            pairs[key] = self.provider_plans(scope, candidates)
-            if provider not in pairs:
-                pairs[provider] = self.provider_plans(scope, [provider])
+        own = scope is not None and bool(scope.by_provider)
+        providers = self.global_pairs if not own else None
+        if providers is None:
+            keys = dict.fromkeys([*(scope.by_provider if scope else ()), *g.by_provider])
+            pairs: dict[str, ProviderPlans] = {}
+            for key in keys:
+                provider = key.partition("/")[0]
+                candidates = [key, provider] if key != provider else [provider]
+                pairs[key] = self.provider_plans(scope, candidates)
+                if provider not in pairs:
+                    pairs[provider] = self.provider_plans(scope, [provider])
+            providers = MappingProxyType(pairs)
+            if not own:
+                self.global_pairs = providers  # every scope without byProvider shares it
         agent_plan = None
         if scope is not None:
             agent_plan = (
@@ -97,12 +121,12 @@ class Assembler:
         return ScopeLayers(
             self.profile(scope),
             agent_plan,
-            MappingProxyType(pairs),
-            self.provider_plans(scope, []),
+            providers,
+            UNMATCHED,
             tables,
-            applied(Layer.SANDBOX, self.sandbox(own_sandbox)),
-            applied(Layer.SUBAGENT, self.subagent(configured, leaf=False)),
-            applied(Layer.SUBAGENT, self.subagent(configured, leaf=True)),
+            self.applied(Layer.SANDBOX, self.sandbox(own_sandbox)),
+            self.applied(Layer.SUBAGENT, self.subagent(configured, leaf=False)),
+            self.applied(Layer.SUBAGENT, self.subagent(configured, leaf=True)),
         )
 
     # -- layer 1 ------------------------------------------------------------------------------
@@ -132,7 +156,7 @@ class Assembler:
             )
             built = LayerPolicy(f"tools.profile ({owner.profile})", f"{owner.name}.profile", allow)
             self.shared[key] = built
-        return applied(Layer.PROFILE, built)
+        return self.applied(Layer.PROFILE, built)
 
     def with_base(
         self, profile: str, key: str, source: Source | None, extra: tuple[Entry, ...] | list[Entry]
@@ -146,23 +170,25 @@ class Assembler:
 
     def provider_plans(self, scope: ToolsScope | None, candidates: list[str]) -> ProviderPlans:
         if not candidates:
-            why = "no matching tools.byProvider entry"
-            return ProviderPlans(
-                skipped(Layer.PROVIDER_PROFILE, "no provider profile for this provider"),
-                skipped(Layer.GLOBAL_BY_PROVIDER, why),
-                skipped(Layer.AGENT_BY_PROVIDER, "no matching agent byProvider entry"),
-            )
+            return UNMATCHED
         agent_match = _first(scope.by_provider, candidates) if scope else None
+        if agent_match is None:
+            shared = self.global_only.get(tuple(candidates))
+            if shared is not None:
+                return shared
         global_match = _first(self.g.by_provider, candidates)
-        return ProviderPlans(
+        plans = ProviderPlans(
             self.provider_profile(agent_match, global_match),
-            applied(Layer.GLOBAL_BY_PROVIDER, global_match.policy)
+            self.applied(Layer.GLOBAL_BY_PROVIDER, global_match.policy)
             if global_match is not None and global_match.policy is not None
             else skipped(Layer.GLOBAL_BY_PROVIDER, "no matching tools.byProvider entry"),
-            applied(Layer.AGENT_BY_PROVIDER, agent_match.policy)
+            self.applied(Layer.AGENT_BY_PROVIDER, agent_match.policy)
             if agent_match is not None and agent_match.policy is not None
             else skipped(Layer.AGENT_BY_PROVIDER, "no matching agent byProvider entry"),
         )
+        if agent_match is None:
+            self.global_only[tuple(candidates)] = plans
+        return plans
 
     def provider_profile(
         self, agent_match: ProviderScope | None, global_match: ProviderScope | None
@@ -186,7 +212,7 @@ class Assembler:
             )
             built = LayerPolicy(f"tools.byProvider.profile ({source.profile})", where, allow)
             self.shared[key] = built
-        return applied(Layer.PROVIDER_PROFILE, built)
+        return self.applied(Layer.PROVIDER_PROFILE, built)
 
     # -- layer 9 ------------------------------------------------------------------------------
 

@@ -130,6 +130,23 @@ def build_list(
     With `base`, the result is `base`'s entries followed by `entries`, built by copying base's
     indexes rather than expanding its entries again (a profile shared by many agents)."""
     if base is not None:
+        entries = list(entries)
+        base_texts = set(base.signature.texts)
+        if not any(e.text and e.text not in base_texts for e in entries):
+            # Nothing to add (an agent's own `profile: coding`): share the base's indexes,
+            # so 10,000 agents on one profile do not hold 10,000 copies of it.
+            return EntryList(
+                key,
+                source,
+                base.entries,
+                base.names,
+                base.plugin_ids,
+                base.all_plugins,
+                base.wildcard,
+                base.globs,
+                base.signature,
+                base.glob_index,
+            )
         kept = list(base.entries)
         names = dict(base.names)
         plugin_ids = dict(base.plugin_ids)
