@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..compile import CompiledPolicy
 from ..context import Capture, RunContext, Sender, SessionInfo, parse_session_key
 from ..diagnostics import Diagnostic
-from ..names import NO_SENDER, clean
+from ..names import NO_SENDER, clean, fold
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +210,7 @@ def _session_kind(
     if key is None:
         return "group session" if group is not None else "main session"
     main = "global" if policy.session_scope == "global" else policy.main_key
-    text = key.strip().lower()
+    text = fold(key)
     if text == "main" or text == main:
         return "main session"
     if agent and text.startswith("agent:"):
