@@ -120,10 +120,11 @@ def derive(
 ) -> tuple[Facts, tuple[Diagnostic, ...]]:
     """The run's facts, and a diagnostic for every caller field the session key overrode.
 
-    `parse` reads a session key (the engine passes a memoised `parse_session_key`: the
-    spawning session of a thousand subagents is one key)."""
+    `parse` reads the spawning session's key (the engine passes a memoised
+    `parse_session_key`: the spawning session of a thousand subagents is one key, while a
+    run's own key is new with every subagent)."""
     notes: list[Diagnostic] = []
-    own = parse(ctx.session_key) if ctx.session_key else None
+    own = parse_session_key(ctx.session_key) if ctx.session_key else None
     spawner = parse(ctx.spawned_by) if ctx.spawned_by else None
     # A spawning session speaks for a run only when the run's own key says it was spawned
     # (or there is no own key to say otherwise).
