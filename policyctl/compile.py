@@ -25,12 +25,20 @@ from .compiled import (
     SenderTable,
     ToolsScope,
 )
-from .diagnostics import Diagnostic, PolicyError, Severity, suggestion
+from .diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
 from .entries import Entry, EntryList, Origin, build_list
 from .inventory import Inventory, Tool, core_tools, mcp_tools
 from .located import LocationIndex, format_path, join_path
 from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
-from .names import ascii_problem, entry_syntax, fold, normalize, provider_key, sender_key
+from .names import (
+    SENDER_KINDS,
+    ascii_problem,
+    entry_syntax,
+    fold,
+    normalize,
+    provider_key,
+    sender_key,
+)
 
 __all__ = [
     "AgentPolicy",
@@ -171,12 +179,26 @@ class _Compiler:
             self.report("PC307", f'sender key "{key}" {parsed.problem}', path, key=True)
             return None
         if parsed.legacy:
+            text = key.strip()
+            kind, sep, value = text.partition(":")
+            near = did_you_mean(kind.lower(), SENDER_KINDS) if sep and value.strip() else None
+            if near is not None:
+                # `idd:42` is a typo of `id:42`; read as untyped it would match no sender at all
+                self.report(
+                    "PC321",
+                    f'sender key "{key}": "{kind.lower()}" is not a sender key type, so the key '
+                    f'would match the sender id "{text.lower()}" only',
+                    path,
+                    key=True,
+                    fix=f'write "{near}:{value.strip()}"',
+                )
+                return None
             self.report(
                 "PC403",
                 f'untyped sender key "{key}" is matched as a sender id only',
                 path,
                 key=True,
-                fix=f'write "id:{key.strip()}"',
+                fix=f'write "id:{text}"',
             )
         return parsed.norm
 

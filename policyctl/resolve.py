@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .catalog import Catalog
 from .compiled import CompiledPolicy
 from .context import Capture, RunContext
+from .contextcheck import unknown_context_values
 from .diagnostics import Diagnostic
 from .entries import Entry, build_list
 from .inventory import Inventory, Tool
@@ -181,6 +182,7 @@ def resolve_reference(
             )
         )
     warnings = [*inv.conflicts, *notes, *shape.notes, *unknown_entry_warnings(applied, inv, cat)]
+    warnings.extend(unknown_context_values(policy, eff))
     return ReferenceResolution(
         eff,
         tuple(t.name for t in alive),

@@ -260,7 +260,7 @@ class Resolver:
         if answer is None:
             answer = self._answer(ctx, cache)
             cache.answers.put(ctx, answer)
-        res = Resolution(answer)
+        res = Resolution(answer, self.policy)
         if require_tools and answer.emptied:
             raise NoCallableToolsError(res, answer.emptied)
         return res
@@ -324,7 +324,8 @@ class Resolver:
         if done.alive or not index.full:
             return answer
         # Nothing left: name the allow lists that emptied the run (none if denies did it).
-        return replace(answer, emptied=tuple(Resolution(answer).emptied_by()))
+        emptied = Resolution(answer, self.policy).emptied_by()
+        return replace(answer, emptied=tuple(emptied))
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..catalog import Catalog
-from ..compiled import LayerPolicy
+from ..compiled import CompiledPolicy, LayerPolicy
 from ..context import Capture, RunContext, Sender
+from ..contextcheck import unknown_context_values
 from ..diagnostics import Diagnostic, Source
 from ..entries import Hit
 from ..inventory import Inventory, Tool
@@ -107,10 +108,12 @@ class Resolution:
     `layers`), with the run's `context` and `warnings`. Immutable; the trail is computed on
     first use and kept by this object (not by the engine's cache)."""
 
-    __slots__ = ("_a", "_context", "_trail", "_warnings")
+    __slots__ = ("_a", "_context", "_policy", "_trail", "_warnings")
 
-    def __init__(self, answer: Answer) -> None:
+    def __init__(self, answer: Answer, policy: CompiledPolicy) -> None:
         self._a = answer
+        #: held by this result (never by the engine's cache): its warnings read the policy
+        self._policy = policy
         self._context: EffectiveContext | None = None
         self._trail: (
             tuple[tuple[RemovedTool, ...], tuple[LayerTrace, ...], dict[str, RemovedTool]] | None
@@ -177,6 +180,7 @@ class Resolution:
                 *a.notes,
                 *a.shape.notes,
                 *unknown_entry_warnings(applied, self.inventory, a.catalog),
+                *unknown_context_values(self._policy, self.context),
             ]
             self._warnings = tuple(dict.fromkeys(found))
         return self._warnings
