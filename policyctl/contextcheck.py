@@ -27,7 +27,7 @@ from .diagnostics import Diagnostic, did_you_mean
 
 if TYPE_CHECKING:
     from .compile import CompiledPolicy
-    from .layers import EffectiveContext
+    from .pipeline.context import EffectiveContext
 
 CONTEXT_CODES = frozenset({"PC450", "PC451", "PC452", "PC453", "PC454"})
 log = logging.getLogger("policyctl.runtime")

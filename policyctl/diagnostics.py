@@ -127,6 +127,14 @@ CODES: dict[str, CodeInfo] = _codes(
         "without rules.",
     ),
     (
+        "PC120",
+        E,
+        "reload failed unexpectedly",
+        "Reloading the policy raised an error that is not a diagnostic of the policy itself (an "
+        "I/O or internal error). The last good version stays in service; the message names the "
+        "error.",
+    ),
+    (
         "PC201",
         E,
         "unknown key",
@@ -198,6 +206,44 @@ CODES: dict[str, CodeInfo] = _codes(
         "no callable tools",
         "Explicit allow lists leave the run with no tools at all; the run stops before the "
         "model is asked.",
+    ),
+    (
+        "PC380",
+        E,
+        "duplicate byProvider key",
+        "Two `byProvider` keys of one scope are the same after normalisation (trimmed, "
+        "lowercased, provider aliases canonicalised): one would silently replace the other.",
+    ),
+    (
+        "PC381",
+        E,
+        "tool name is entry syntax",
+        "A tool name contains `*`, starts with `group:`, or is a plugin id (`bundle-mcp`, another "
+        "plugin's id). Wherever names are read back as entries it would match more than itself, "
+        "so such a tool is refused: at compile time in the declared inventory, and dropped "
+        "from a runtime inventory.",
+    ),
+    (
+        "PC382",
+        E,
+        "plugin id is a core tool name",
+        "A declared plugin's id is the name (or an alias) of a core tool, so `allow: [<tool>]` "
+        "would grant every tool of the plugin. Give the plugin another id.",
+    ),
+    (
+        "PC383",
+        W,
+        "plugin tools dropped: id is a core tool name",
+        "A runtime inventory has a plugin whose id is the name of a core tool; its tools are "
+        "dropped from the run, since an entry naming the core tool would grant them all.",
+    ),
+    (
+        "PC384",
+        W,
+        "caller field ignored",
+        "The caller supplied an agent, a spawning session or a subagent depth that disagrees "
+        "with the run's session key. The session key is the authority: the field is ignored, "
+        "so a caller cannot pick a looser policy.",
     ),
     (
         "PC320",

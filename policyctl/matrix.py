@@ -38,7 +38,7 @@ from .context import RunContext, Sender, group_candidates
 
 if TYPE_CHECKING:  # types only: the matrix reads the compiled policy's indexes, nothing more
     from .compile import CompiledPolicy, GroupPolicy, LayerPolicy, SenderTable, ToolsScope
-    from .layers import EffectiveContext
+    from .pipeline.context import EffectiveContext
 
 _SEED = 0x5EED
 OTHER = "(other)"

@@ -169,3 +169,5 @@ def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:
             print(f"{head}: applied, {paint('removed ' + tool, 'red')}")
         else:
             print(f"{head}: applied, kept {tool}")
+        if layer.detail:  # which of several rules applied, and which it shadowed
+            print(f"       {layer.detail}")
