@@ -82,26 +82,19 @@ def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = froz
     key = ctx.session_key
     own = read_key(key) if key is not None else None
     agent = (own.agent if own and own.agent else None) or ctx.agent
-    if "caller-agent-beats-session-key" in quirks:
-        agent = ctx.agent or agent
     is_subagent = bool(own and own.rest.startswith("subagent:"))
     depth = 0
     if is_subagent and own is not None:
         # The key is the authority on how deep (7.10): a caller's subagentDepth that
         # disagrees (0, or a shallower depth that would make a leaf an orchestrator) is ignored.
         depth = own.rest.split(":").count("subagent")
-        if ctx.subagent_depth is not None and "caller-depth-beats-session-key" in quirks:
-            depth = ctx.subagent_depth
-            is_subagent = depth > 0
     # Channel and group come from the session key, or from the spawning session's key for a
     # spawned run. A key always decides the group (a main or DM key: no group); a key that
     # names no channel or account leaves the caller's (the spec is silent there; a cron run's
     # channel and account are the caller's word).
     origin = own
-    if ctx.spawned_by and (is_subagent or "spawned-by-on-unspawned-run" in quirks):
+    if ctx.spawned_by and is_subagent:
         origin = read_key(ctx.spawned_by)
-        if "spawned-by-on-unspawned-run" in quirks:
-            agent = agent or origin.agent
     if origin is None:
         channel, account, group = ctx.channel, ctx.account, ctx.group
     else:
@@ -111,8 +104,6 @@ def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = froz
         account = origin.account or ctx.account
     mode = _sandbox_mode(doc, agent)
     main = _is_main_session(doc, agent, key, group)
-    if key is None and "keyless-group-run-not-sandboxed" in quirks:
-        main = True
     sandboxed = mode == "all" or (mode == "non-main" and not main)
     return Facts(
         agent=agent,

@@ -112,16 +112,18 @@ def group_policy(
     catalog: Catalog, doc: dict[str, Any], facts: Facts, quirks: frozenset[str] = frozenset()
 ) -> Policy | None:
     """Section 7.4, including the fail-closed cron run on a deleted account."""
+    channels = doc.get("channels") or {}
+    channel = (channels.get(facts.channel) or {}) if facts.channel else {}
+    accounts = channel.get("accounts") or {}
+    # A deleted account must not fall back to looser groups: a cron run naming an account
+    # that has no configuration (in its channel, or with no channel at all) fails closed.
+    if facts.channel is None:  # no channel named: the account of any channel
+        accounts = {a: 1 for ch in channels.values() for a in (ch or {}).get("accounts") or {}}
+    if facts.trigger == "cron" and facts.account is not None and facts.account not in accounts:
+        return make_policy(catalog, None, ["*"])
+    accounts = channel.get("accounts") or {}
     if facts.channel is None:
         return None
-    channels = doc.get("channels") or {}
-    channel = channels.get(facts.channel) or {}
-    accounts = channel.get("accounts") or {}
-    # A deleted account must not fall back to the channel-wide groups; a channel with no
-    # configuration at all has none to fall back to, so it simply has no group layer.
-    gone = facts.account is not None and facts.account not in accounts
-    if facts.trigger == "cron" and gone and facts.channel in channels:
-        return make_policy(catalog, None, ["*"])
     if facts.group is None:
         return None
     account = accounts.get(facts.account) if facts.account is not None else None

@@ -32,6 +32,14 @@ class Outcome:
         return Capture(None, tuple(n for n in inventory if n not in self.allowed))
 
 
+def _label(label: str, kind: str) -> str:
+    """Semantics 7's labels, with the decision of issue 12.7: a removal by a deny entry is
+    labelled with the deny list (`tools.deny`, not `tools.allow`)."""
+    if kind == "deny" and label.endswith(".allow"):
+        return label[: -len(".allow")] + ".deny"
+    return label
+
+
 def _names_optional(catalog: Catalog, policies: list[Policy | None], tool: Named) -> bool:
     """An optional plugin tool exists only if some applied allow list names it, its plugin
     id or `group:plugins` (literally: a glob does not count)."""
@@ -69,10 +77,7 @@ def run(
         if item.optional and not _names_optional(catalog, policies, tool):
             removed[tool.name] = (0, "optional-plugin")
             continue
-        gated = core is not None and core.providers is not None and provider not in core.providers
-        if gated and provider is None and "providerless-keeps-gated-tools" in quirks:
-            gated = False
-        if gated:
+        if core is not None and core.providers is not None and provider not in core.providers:
             removed[tool.name] = (0, "catalog")
             continue
         for stage, policy in enumerate(policies, start=1):
@@ -82,7 +87,7 @@ def run(
             kind = verdict(catalog, policy, tool)
             if kind is not None:
                 removed[tool.name] = (stage, kind)
-                labels[tool.name] = policy.label
+                labels[tool.name] = _label(policy.label, kind)
                 break
         else:
             allowed.append(tool.name)
