@@ -88,6 +88,8 @@ def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = froz
         # The key is the authority on how deep (7.10): a caller's subagentDepth that
         # disagrees (0, or a shallower depth that would make a leaf an orchestrator) is ignored.
         depth = own.rest.split(":").count("subagent")
+        # a caller may claim a deeper run (that only takes tools away), never a shallower one
+        depth = max(depth, ctx.subagent_depth or 0)
     # Channel and group come from the session key, or from the spawning session's key for a
     # spawned run. A key always decides the group (a main or DM key: no group); a key that
     # names no channel or account leaves the caller's (the spec is silent there; a cron run's
