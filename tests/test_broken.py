@@ -57,4 +57,7 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     covered = {p.stem for p in CASES} | {"PC101", "PC106"}
     # codes produced only while resolving a run (or by a bundle) are covered by golden tests
     runtime_only = {"PC401", "PC402", "PC406", "PC407", "PC409", "PC416"}
-    assert set(CODES) - runtime_only == covered
+    # call-rule specifier codes: the core parsers report them (tests/callrules); policy files
+    # cannot carry call rules until they are enforced
+    callrules_core = {f"PC{n}" for n in range(350, 370)}
+    assert set(CODES) - runtime_only - callrules_core == covered

@@ -1,0 +1,360 @@
+"""One simple command's words -> the commands that are decided (contract section 5).
+
+Words arrive after quote removal; `None` is a word whose value is unknown (an expansion, an
+unquoted glob). Here:
+
+- the wrappers `timeout`, `nice`, `nohup`, `env`, `command`, `time` are stripped with their
+  own options (recognised by their last path component too: `/usr/bin/env rm` is `rm`); an
+  option a wrapper does not have, or `env -S`, cannot be analysed;
+- `sh`/`bash`/`zsh`/`dash` (and `ksh`, `ash`) with `-c` and a literal script are transparent:
+  the script is analysed recursively; a shell without `-c` runs a script the rules cannot see;
+- `xargs CMD` and `find ... -exec CMD ;` are decided themselves and so are their payloads;
+  `sudo`, `doas`, `exec` and `builtin` likewise (policyctl's choice, fail closed: a deny of
+  `rm *` also meets `sudo rm -rf /`);
+- `eval`, `source`, `.`, `trap CMD` cannot be analysed;
+- the file arguments of `tee` are writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+Words = tuple[str | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A simple command to decide: its words (unknown ones are `None`), open tail for xargs."""
+
+    words: Words
+    text: str
+    open_tail: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """A file the line reads or writes through a redirection or `tee` (`path` None: unknown)."""
+
+    mode: Literal["read", "write"]
+    path: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A part of the line that cannot be analysed, and why."""
+
+    reason: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryChange:
+    """`cd`, `pushd`, `popd`, `env -C`: relative redirection targets can no longer be placed."""
+
+    text: str
+
+
+Item = Command | Access | Problem | DirectoryChange
+#: analyse a literal script one level deeper (the shell stage passes itself)
+Recurse = Callable[[str, int], list[Item]]
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
+UNANALYSABLE = {
+    "eval": "eval runs a string as a command",
+    "source": "source runs a file the rules cannot see",
+    ".": ". runs a file the rules cannot see",
+}
+CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
+
+
+def render(words: Sequence[str | None]) -> str:
+    return " ".join("<?>" if w is None else w for w in words)
+
+
+def basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+# -- option tables: (flags without a value, options that take the next word) ----------------
+
+_TIMEOUT = (
+    {"--preserve-status", "--foreground", "-v", "--verbose"},
+    {"-s", "-k", "--signal", "--kill-after"},
+)
+_NICE: tuple[set[str], set[str]] = (set(), {"-n", "--adjustment"})
+_ENV = (
+    {"-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug"},
+    {"-u", "--unset", "-C", "--chdir"},
+)
+_COMMAND: tuple[set[str], set[str]] = ({"-p", "-v", "-V", "-pv", "-pV", "-vp", "-Vp"}, set())
+_TIME = (
+    {"-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"},
+    {"-f", "-o", "--format", "--output"},
+)
+_SUDO = (
+    set("AbEHiKklnPSsVvBN"),
+    set("ugCDhprtUTR"),
+)
+_XARGS_VALUE = set("adEILnPs")
+_XARGS_FLAGS = set("0oprtx")
+
+
+@dataclass(slots=True)
+class _Options:
+    """The result of skipping a command's options: the payload's index, or why we could not."""
+
+    rest: int
+    problem: str | None = None
+
+
+def _skip(words: Words, start: int, flags: set[str], valued: set[str], name: str) -> _Options:
+    i = start
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return _Options(i, f"{name}: an option that is an expansion")
+        if w == "--":
+            return _Options(i + 1)
+        if not w.startswith("-") or (w == "-" and "-" not in flags):
+            return _Options(i)
+        key = w.split("=", 1)[0]
+        if w in flags or (key in valued and "=" in w and w.startswith("--")):
+            i += 1
+        elif w in valued:
+            i += 2
+        elif len(w) > 2 and w[:2] in valued and not w.startswith("--"):
+            i += 1  # -sKILL, -n10: the value is attached
+        else:
+            return _Options(i, f"{name}: option {w} is not known to policyctl")
+    return _Options(i)
+
+
+def _strip_wrappers(words: Words) -> tuple[Words, str | None, bool]:
+    """Strip leading wrappers; returns (words, problem, changes_directory)."""
+    chdir = False
+    while words and words[0] is not None:
+        name = basename(words[0])
+        if name == "timeout":
+            opts = _skip(words, 1, *_TIMEOUT, name)
+            if opts.problem:
+                return words, opts.problem, chdir
+            start = opts.rest + 1  # the duration
+        elif name == "nice":
+            opts = _skip(words, 1, *_NICE, name)
+            adjustment = words[opts.rest] if opts.rest < len(words) else None
+            if opts.problem and adjustment is not None and adjustment[1:].isdigit():
+                opts = _Options(opts.rest + 1)  # nice -10 CMD
+            if opts.problem:
+                return words, opts.problem, chdir
+            start = opts.rest
+        elif name == "nohup":
+            start = 2 if len(words) > 1 and words[1] == "--" else 1
+        elif name == "env":
+            opts = _skip(words, 1, *_ENV, name)
+            if opts.problem:  # also `env -S STRING`, which splits a string into a command
+                return words, opts.problem, chdir
+            start = opts.rest
+            chdir = chdir or any(
+                w is not None and w.startswith(("-C", "--chdir")) for w in words[1:start]
+            )
+            while start < len(words) and _is_assignment(words[start]):
+                start += 1
+            if start < len(words) and words[start] is None:
+                return words, "env: an assignment or command that is an expansion", chdir
+        elif name == "command":
+            opts = _skip(words, 1, *_COMMAND, name)
+            if opts.problem:
+                return words, opts.problem, chdir
+            start = opts.rest
+        elif name == "time":
+            opts = _skip(words, 1, *_TIME, name)
+            if opts.problem:
+                return words, opts.problem, chdir
+            start = opts.rest
+        else:
+            break
+        if start >= len(words):
+            return words, None, chdir  # the wrapper alone (`env`, `time`): decided as written
+        words = words[start:]
+    return words, None, chdir
+
+
+def _is_assignment(word: str | None) -> bool:
+    if word is None or "=" not in word:
+        return False
+    name = word.split("=", 1)[0]
+    return name.isidentifier()
+
+
+def expand(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    """Every command, access and problem one simple command contributes."""
+    items: list[Item] = []
+    words, problem, chdir = _strip_wrappers(words)
+    if chdir:
+        items.append(DirectoryChange(text))
+    if problem:
+        items.append(Problem(problem, text))
+        return items
+    if not words:
+        return items
+    first = words[0]
+    if first is None:
+        items.append(Problem("the command word is an expansion", text))
+        return items
+    name = basename(first)
+    if name in UNANALYSABLE:
+        items.append(Problem(UNANALYSABLE[name], text))
+        return items
+    if name in SHELLS:
+        items.extend(_shell(words, text, depth, recurse))
+        return items
+    items.append(Command(words, render(words)))
+    if name in CHANGES_DIRECTORY:
+        items.append(DirectoryChange(text))
+    if name == "trap" and len(words) > 2:
+        items.append(Problem("trap runs a string as a command", text))
+    elif name == "xargs":
+        items.extend(_xargs(words, text, depth, recurse))
+    elif name == "find":
+        items.extend(_find(words, text, depth, recurse))
+    elif name in ("sudo", "doas", "exec", "builtin"):
+        items.extend(_carrier(name, words, text, depth, recurse))
+    elif name == "tee":
+        items.extend(_tee(words))
+    return items
+
+
+def _shell(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    i, has_c = 1, False
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return [Problem("a shell option that is an expansion", text)]
+        if w == "--" or w == "-":
+            i += 1
+            break
+        if w in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if w.startswith("--"):
+            i += 1
+            continue
+        if w[:1] in "-+" and len(w) > 1:
+            has_c = has_c or (w[0] == "-" and "c" in w[1:])
+            i += 1
+            continue
+        break
+    if not has_c:
+        return [Problem(f"{words[0]} runs a script from its input or a file", text)]
+    if i >= len(words):
+        return [Problem(f"{words[0]} -c without a script", text)]
+    script = words[i]
+    if script is None:
+        return [Problem(f"{words[0]} -c with a script that is not literal", text)]
+    return recurse(script, depth + 1)
+
+
+def _payload(words: Words, text: str, depth: int, recurse: Recurse, tail: bool) -> list[Item]:
+    if not words:
+        return []
+    items = expand(words, text, depth, recurse)
+    if tail:
+        items = [
+            Command(i.words, i.text + " ...", True) if isinstance(i, Command) else i for i in items
+        ]
+    return items
+
+
+def _xargs(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return [Problem("xargs: an option that is an expansion", text)]
+        if w == "--":
+            i += 1
+            break
+        if not w.startswith("-") or w == "-":
+            break
+        if w.startswith("--"):
+            i += 1  # long options: values are attached with `=`
+            continue
+        letters = w[1:]
+        if letters[0] in _XARGS_VALUE:
+            i += 1 if len(letters) > 1 else 2
+        elif letters[0] in "eil" or all(c in _XARGS_FLAGS for c in letters):
+            i += 1
+        else:
+            return [Problem(f"xargs: option {w} is not known to policyctl", text)]
+    payload = words[i:] or ("echo",)
+    return _payload(payload, text, depth, recurse, tail=True)
+
+
+def _find(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    items: list[Item] = []
+    i = 1
+    while i < len(words):
+        if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(words) and words[j] not in (";", "+"):
+                j += 1
+            if j >= len(words):
+                return [Problem("find -exec without a closing ; or +", text)]
+            payload = tuple(None if w is not None and "{}" in w else w for w in words[i + 1 : j])
+            if not payload:
+                return [Problem("find -exec without a command", text)]
+            items.extend(_payload(payload, text, depth, recurse, tail=False))
+            i = j
+        i += 1
+    return items
+
+
+def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    i = 1
+    if name == "sudo":
+        while i < len(words):
+            w = words[i]
+            if w is None:
+                return [Problem("sudo: an option that is an expansion", text)]
+            if w == "--":
+                i += 1
+                break
+            if w.startswith("--"):
+                i += 1
+                continue
+            if not w.startswith("-") or len(w) < 2:
+                break
+            if w[1] in _SUDO[1]:
+                i += 1 if len(w) > 2 else 2
+            elif all(c in _SUDO[0] for c in w[1:]):
+                i += 1
+            else:
+                return [Problem(f"sudo: option {w} is not known to policyctl", text)]
+        while i < len(words) and _is_assignment(words[i]):
+            i += 1
+    elif name == "doas":
+        opts = _skip(words, 1, {"-n", "-s", "-L"}, {"-u", "-C"}, name)
+        if opts.problem:
+            return [Problem(opts.problem, text)]
+        i = opts.rest
+    elif name == "exec":
+        opts = _skip(words, 1, {"-c", "-l", "-cl", "-lc"}, {"-a"}, name)
+        if opts.problem:
+            return [Problem(opts.problem, text)]
+        i = opts.rest
+    return _payload(words[i:], text, depth, recurse, tail=False)
+
+
+def _tee(words: Words) -> list[Item]:
+    items: list[Item] = []
+    options_done = False
+    for w in words[1:]:
+        if not options_done and w is not None and w.startswith("-") and w != "-":
+            if w == "--":
+                options_done = True
+            continue
+        items.append(Access("write", w, f"tee {'<?>' if w is None else w}"))
+    return items

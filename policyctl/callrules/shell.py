@@ -1,0 +1,369 @@
+"""Shell analysis: a command line -> every simple command, file access and unanalysable part.
+
+The line is parsed with tree-sitter's Bash grammar (the parser Gemini CLI uses), and the
+syntax tree is walked iteratively (a deeply nested line cannot exhaust Python's stack), so
+every simple command counts wherever it stands: lists, pipelines, subshells, groups, loops,
+conditionals, function bodies, `$(...)`, backticks, `<(...)`/`>(...)`, heredoc bodies and
+arithmetic. Words are quote-removed here; `commands.py` strips wrappers and finds payloads.
+
+What cannot be analysed is reported, never guessed: a parse error (also an unterminated quote
+or heredoc), a line over the size limit (64 KiB) or over the parse-time limit, scripts nested
+deeper than the depth limit, and whatever `commands.py` refuses (`eval`, `source`, ...).
+The commands that did parse are still reported, so deny rules meet them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .commands import (
+    Access,
+    Command,
+    DirectoryChange,
+    Item,
+    Problem,
+    expand,
+)
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+
+@dataclass(frozen=True, slots=True)
+class ShellLimits:
+    max_bytes: int = 64 * 1024
+    parse_seconds: float = 0.25
+    max_depth: int = 8
+
+
+DEFAULT_LIMITS = ShellLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    commands: tuple[Command, ...]
+    accesses: tuple[Access, ...]
+    problems: tuple[Problem, ...]
+    #: the line changes directory (`cd`, `pushd`, `env -C`): relative targets are unknown
+    changes_directory: bool
+
+    @property
+    def analysable(self) -> bool:
+        return not self.problems
+
+
+_local = threading.local()
+_language: Any = None
+
+
+def _parser() -> Parser:
+    """One parser per thread (tree-sitter parsers are not thread-safe); imported on first use."""
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        global _language
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+
+        if _language is None:
+            _language = Language(tree_sitter_bash.language())
+        parser = Parser(_language)
+        _local.parser = parser
+    return parser
+
+
+_CHUNKED_ABOVE = 4096  # smaller lines parse in microseconds; larger ones are parsed in chunks
+
+
+def _parse(source: bytes, seconds: float) -> Node | None:
+    parser = _parser()
+    if len(source) <= _CHUNKED_ABOVE:
+        return parser.parse(source).root_node
+    deadline = time.monotonic() + seconds
+
+    def read(offset: int, _point: object) -> bytes:
+        return source[offset : offset + _CHUNKED_ABOVE]
+
+    def progress(_offset: int, _has_error: bool) -> bool:
+        return time.monotonic() > deadline  # True cancels the parse
+
+    tree = parser.parse(read, progress_callback=progress)
+    return None if tree is None else tree.root_node
+
+
+def analyse(script: str, limits: ShellLimits = DEFAULT_LIMITS) -> ShellAnalysis:
+    items = _analyse(script, 0, limits)
+    commands = tuple(i for i in items if isinstance(i, Command))
+    problems = tuple(i for i in items if isinstance(i, Problem))
+    moves = any(isinstance(i, DirectoryChange) for i in items)
+    accesses = tuple(i for i in items if isinstance(i, Access))
+    return ShellAnalysis(commands, accesses, problems, moves)
+
+
+def _analyse(script: str, depth: int, limits: ShellLimits) -> list[Item]:
+    shown = script if len(script) <= 80 else script[:77] + "..."
+    if depth > limits.max_depth:
+        return [Problem(f"scripts nested deeper than {limits.max_depth} levels", shown)]
+    if "\x00" in script:
+        return [Problem("the command contains a NUL character", shown)]
+    try:
+        source = script.encode("utf-8")
+    except UnicodeEncodeError:
+        return [Problem("the command is not valid text", shown)]
+    if len(source) > limits.max_bytes:
+        return [Problem(f"the command is longer than {limits.max_bytes} bytes", shown)]
+    root = _parse(source, limits.parse_seconds)
+    if root is None:
+        return [Problem(f"parsing took longer than {limits.parse_seconds} s", shown)]
+    walker = _Walker(source, depth, limits)
+    if root.has_error:
+        walker.items.append(Problem("the shell parser did not accept the line", _first_error(root)))
+    walker.walk(root)
+    return walker.items
+
+
+def _first_error(root: Node) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            col = node.start_point[1] + 1
+            line = node.start_point[0] + 1
+            what = f"missing {node.type}" if node.is_missing else "unexpected text"
+            return f"{what} at line {line}, column {col}"
+        stack.extend(reversed(node.children))
+    return "the line"
+
+
+_REDIRECT_WRITE = {">", ">>", "&>", "&>>", ">|", ">&", "&>|"}
+_REDIRECT_READ = {"<", "<&"}
+_NOT_A_FILE = {"/dev/null"}
+
+
+class _Walker:
+    def __init__(self, source: bytes, depth: int, limits: ShellLimits) -> None:
+        self.source = source
+        self.depth = depth
+        self.limits = limits
+        self.items: list[Item] = []
+        #: redirections whose extra words were taken as arguments of the command they follow
+        self.absorbed: set[int] = set()
+        self.extra: dict[int, tuple[Node, ...]] = {}
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def walk(self, root: Node) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind == "redirected_statement":
+                self.absorb(node)
+            elif kind == "command":
+                self.command(node, self.extra.pop(node.id, ()))
+            elif kind in ("declaration_command", "unset_command"):
+                self.declaration(node)
+            elif kind == "file_redirect":
+                self.redirect(node)
+            stack.extend(reversed(node.named_children))
+
+    def absorb(self, node: Node) -> None:
+        """`echo hi > out more`: the grammar hangs `more` on the redirection; bash gives it to
+        the command. Such words become the command's arguments."""
+        body = node.child_by_field_name("body")
+        if body is None or body.type != "command":
+            return
+        extra: list[Node] = []
+        for child in node.named_children:
+            if child.type == "file_redirect":
+                targets = [c for c in child.named_children if c.type != "file_descriptor"]
+                extra.extend(targets[1:])
+                self.absorbed.add(child.id)
+        if extra:
+            self.extra[body.id] = tuple(extra)
+
+    def recurse(self, script: str, depth: int) -> list[Item]:
+        return _analyse(script, depth, self.limits)
+
+    def command(self, node: Node, extra: tuple[Node, ...] = ()) -> None:
+        words: list[str | None] = []
+        for child in (*node.named_children, *extra):
+            kind = child.type
+            if kind == "variable_assignment" and not words:
+                continue  # VAR=value before the command word
+            if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                continue
+            if kind == "command_name":
+                inner = child.named_children
+                if not inner:
+                    continue
+                child = inner[0]
+            words.append(word_value(child, self.source))
+        if words:
+            self.items.extend(expand(tuple(words), self.text(node), self.depth, self.recurse))
+
+    def declaration(self, node: Node) -> None:
+        """`export A=1`, `local x`, `unset f`: commands in their own right."""
+        words: list[str | None] = [node.children[0].type]
+        for child in node.named_children:
+            words.append(word_value(child, self.source))
+        self.items.append(Command(tuple(words), self.text(node)))
+
+    def redirect(self, node: Node) -> None:
+        operator = ""
+        targets: list[Node] = []
+        for child in node.children:
+            if child.type == "file_descriptor":
+                continue
+            if not child.is_named:
+                operator = operator or child.type
+            else:
+                targets.append(child)
+        if not targets:
+            return  # `>&-` closes a descriptor
+        if len(targets) > 1 and node.id not in self.absorbed:
+            self.items.append(Problem("words after a redirection target", self.text(node)))
+        target = targets[0]
+        if operator in (">&", "<&") and (target.type == "number" or self.text(target) == "-"):
+            return  # descriptor duplication: 2>&1
+        if operator in _REDIRECT_WRITE:
+            mode = "write"
+        elif operator in _REDIRECT_READ:
+            mode = "read"
+        else:
+            self.items.append(Problem(f"redirection {operator!r}", self.text(node)))
+            return
+        path = word_value(target, self.source)
+        if path in _NOT_A_FILE:
+            return
+        self.items.append(Access(mode, path, self.text(node)))  # type: ignore[arg-type]
+
+
+# -- quote removal ---------------------------------------------------------------------------
+
+
+def word_value(node: Node, source: bytes) -> str | None:
+    """A word's value after quote removal, or None if it depends on an expansion or a glob."""
+    kind = node.type
+    raw = source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+    if kind == "word":
+        return _unquoted(raw)
+    if kind == "number":
+        return raw
+    if kind == "raw_string":
+        return raw[1:-1]
+    if kind in ("string", "translated_string"):
+        if any(c.type != "string_content" for c in node.named_children):
+            return None
+        body = raw[2:-1] if kind == "translated_string" else raw[1:-1]
+        return _double_quoted(body)
+    if kind == "ansi_c_string":
+        return ansi_c(raw[2:-1])
+    if kind == "concatenation":
+        parts = []
+        for child in node.children:
+            value = word_value(child, source)
+            if value is None:
+                return None
+            parts.append(value)
+        return "".join(parts)
+    return None
+
+
+def _unquoted(raw: str) -> str | None:
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "\\":
+            if i + 1 < n and raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        if ch in "*?":
+            return None  # pathname expansion: the words are whatever files exist
+        if ch == "[" and "]" in raw[i + 1 :]:
+            return None
+        if ch == "{" and "," in raw[i:] and "}" in raw[i:]:
+            return None  # brace expansion
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _double_quoted(body: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch == "\\" and i + 1 < n and body[i + 1] in '$`"\\\n':
+            if body[i + 1] != "\n":
+                out.append(body[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_SIMPLE_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def ansi_c(body: str) -> str | None:
+    """Decode a `$'...'` body; None where bash would cut the string (a NUL) or we are unsure."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        ch = body[i]
+        if ch != "\\" or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        esc = body[i + 1]
+        i += 2
+        if esc in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[esc])
+            continue
+        digits, base, width = "", 0, 0
+        if esc in "01234567":
+            digits, base, width = esc, 8, 2
+        elif esc == "x":
+            base, width = 16, 2
+        elif esc == "u":
+            base, width = 16, 4
+        elif esc == "U":
+            base, width = 16, 8
+        elif esc == "c":
+            return None  # control characters: never part of a legitimate command word
+        else:
+            out.append("\\" + esc)
+            continue
+        allowed = "01234567" if base == 8 else "0123456789abcdefABCDEF"
+        while width and i < n and body[i] in allowed:
+            digits += body[i]
+            i += 1
+            width -= 1
+        if not digits:
+            return None
+        code = int(digits, base)
+        if code == 0 or code > 0x10FFFF:
+            return None
+        out.append(chr(code))
+    return "".join(out)
