@@ -49,6 +49,9 @@ class Problem:
     reason: str
     text: str
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clip(self.text, 80))
+
 
 @dataclass(frozen=True, slots=True)
 class DirectoryChange:
@@ -70,8 +73,18 @@ UNANALYSABLE = {
 CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
 
 
+CLIP = 200
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    """Provenance text stays readable: a 10,000-character line is shown by its start."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def render(words: Sequence[str | None]) -> str:
-    return " ".join("<?>" if w is None else w for w in words)
+    if None not in words:
+        return clip(" ".join(words))  # type: ignore[arg-type]
+    return clip(" ".join("<?>" if w is None else w for w in words))
 
 
 def basename(word: str) -> str:
@@ -191,6 +204,7 @@ def _is_assignment(word: str | None) -> bool:
 
 def expand(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
     """Every command, access and problem one simple command contributes."""
+    text = text or render(words)
     items: list[Item] = []
     words, problem, chdir = _strip_wrappers(words)
     if chdir:

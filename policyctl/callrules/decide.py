@@ -49,12 +49,13 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             part.text,
             part.unanalysable,
         )
-    for rule in rules.deny:
+    words = part.words
+    for rule in rules.deny_index.for_words(words):
         if rule.matcher.matches(part, False):
             return Verdict(
                 Effect.DENY, Reason.DENY_RULE, tool, layer, rule.entry, rule.source, part.text
             )
-    for rule in rules.ask:
+    for rule in rules.ask_index.for_words(words):
         if rule.matcher.matches(part, False):
             return Verdict(
                 Effect.ASK, Reason.ASK_RULE, tool, layer, rule.entry, rule.source, part.text
@@ -69,7 +70,7 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.plain_ask_source,
             part.text,
         )
-    for rule in rules.allow:
+    for rule in rules.allow_index.for_words(words):
         if rule.matcher.matches(part, True):
             return Verdict(
                 Effect.ALLOW, Reason.ALLOW_RULE, tool, layer, rule.entry, rule.source, part.text
@@ -196,11 +197,8 @@ def decide_call(
         )
         return CallDecision(tool, refused, ())
     if not _needs_analysis(layers, tool, env):
-        verdicts = tuple(
-            Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool, layer.label) for layer in layers
-        )
-        overall = verdicts[0] if verdicts else Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool)
-        return CallDecision(tool, overall, verdicts)
+        # no layer has a rule that could meet this call: no per-layer verdicts to report
+        return CallDecision(tool, Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool), ())
     subject = build_subject(tool, args, env)
     run_level: list[Verdict] = []
     for access_tool, part in subject.accesses:

@@ -88,6 +88,8 @@ class Matcher:
 
     #: False for matchers that can only judge a part that was analysed (shell, path, URL).
     judges_unanalysable: bool = False
+    #: a shell pattern's literal command word: rules are indexed by it
+    first_word: str | None = None
 
     def matches(self, part: Part, strict: bool) -> bool:
         raise NotImplementedError
@@ -103,6 +105,31 @@ class Rule:
     matcher: Matcher
     #: where the entry was written: opaque here (compile passes its `Source`)
     source: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class RuleIndex:
+    """One list's rules by a shell command's first word, each tuple in the list's order.
+
+    `exec(git *)` can only meet a command whose first word is `git`, so a command is matched
+    against its word's rules plus those with no literal first word, never the whole list.
+    """
+
+    rules: tuple[Rule, ...]
+    by_word: Mapping[str, tuple[Rule, ...]]
+    generic: tuple[Rule, ...]
+
+    @staticmethod
+    def build(rules: tuple[Rule, ...]) -> RuleIndex:
+        words = {r.matcher.first_word for r in rules if r.matcher.first_word is not None}
+        by_word = {w: tuple(r for r in rules if r.matcher.first_word in (None, w)) for w in words}
+        generic = tuple(r for r in rules if r.matcher.first_word is None)
+        return RuleIndex(rules, by_word, generic)
+
+    def for_words(self, words: tuple[str | None, ...] | None) -> tuple[Rule, ...]:
+        if words is None or not words or words[0] is None:
+            return self.rules
+        return self.by_word.get(words[0], self.generic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,9 +156,16 @@ class ToolCallRules:
     call_default: Effect = Effect.DENY
     call_default_source: object = None
 
+    deny_index: RuleIndex = field(init=False, repr=False, compare=False)
+    ask_index: RuleIndex = field(init=False, repr=False, compare=False)
+    allow_index: RuleIndex = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         if self.call_default is Effect.ALLOW:
             raise ValueError("callDefault is deny or ask")
+        object.__setattr__(self, "deny_index", RuleIndex.build(self.deny))
+        object.__setattr__(self, "ask_index", RuleIndex.build(self.ask))
+        object.__setattr__(self, "allow_index", RuleIndex.build(self.allow))
 
     @property
     def has_specifiers(self) -> bool:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
@@ -32,17 +33,33 @@ Anchor = Literal["anywhere", "workspace", "home", "root"]
 
 @dataclass(frozen=True, slots=True)
 class ResolvedPath:
-    """`normal`: absolute, `..` removed; `real`: symlinks resolved too. Directories end in /."""
+    """`normal`: absolute, `..` removed; `real`: symlinks resolved too.
+
+    `relative` holds, per anchor, the normal and the real path relative to it (None: not under
+    it), computed once per call rather than once per rule.
+    """
 
     normal: str
     real: str
     is_dir: bool
+    relative: dict[Anchor, tuple[str | None, str | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 @dataclass(frozen=True, slots=True)
 class Roots:
+    """The run's workspace and home, absolute. `resolved()` resolves their symlinks once per
+    run, so a call's path is resolved from the root down only below them."""
+
     workspace: str | None
     home: str | None
+
+    def resolved(self) -> Roots:
+        def real(path: str | None) -> str | None:
+            return None if path is None else os.path.realpath(os.path.abspath(path))
+
+        return Roots(real(self.workspace), real(self.home))
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,22 +73,17 @@ class PathPattern(Matcher):
         path = part.path
         if path is None:
             return False
-        normal = self._match(path.normal, path.is_dir, part.roots, strict)
-        if strict:
-            return normal and self._match(path.real, path.is_dir, part.roots, strict)
-        return normal or self._match(path.real, path.is_dir, part.roots, strict)
-
-    def _match(self, absolute: str, is_dir: bool, roots: Roots, itself_only: bool) -> bool:
-        if self.anchor in ("anywhere", "root"):
-            relative = absolute[1:]
-        else:
-            base = roots.workspace if self.anchor == "workspace" else roots.home
+        if self.anchor in ("workspace", "home"):
+            base = part.roots.workspace if self.anchor == "workspace" else part.roots.home
             if base is None:
-                return not itself_only  # unknown anchor: deny and ask match, allow does not
-            under = _under(absolute, base)
-            if under is None:
-                return False
-            relative = under
+                return not strict  # unknown anchor: deny and ask match, allow does not
+        normal, real = path.relative[self.anchor]
+        first = normal is not None and self._match(normal, path.is_dir, strict)
+        if strict:
+            return first and real is not None and self._match(real, path.is_dir, strict)
+        return first or (real is not None and self._match(real, path.is_dir, strict))
+
+    def _match(self, relative: str, is_dir: bool, itself_only: bool) -> bool:
         if self.regex is None:  # `./`, `~/`, `/`: the anchor itself
             return relative == "" if itself_only else True
         if relative == "":
@@ -163,8 +175,46 @@ def resolve_path(raw: str, roots: Roots, cwd: str | None) -> ResolvedPath | str:
     if normal.startswith("//"):
         normal = "/" + normal.lstrip("/")
     try:
-        real = os.path.realpath(normal)
-        is_dir = os.path.isdir(real)
+        # the real path is the kernel's view of what was written: symlinks first, then `..`
+        # (`src/link/../x` is not `src/x` when `link` points elsewhere)
+        real, is_dir = _real_path(joined, normal, roots)
     except (OSError, ValueError) as exc:
         return f"the path cannot be resolved: {exc}"
-    return ResolvedPath(normal, real, is_dir)
+    relative: dict[Anchor, tuple[str | None, str | None]] = {
+        "anywhere": (normal[1:], real[1:]),
+        "root": (normal[1:], real[1:]),
+        "workspace": _pair(normal, real, roots.workspace),
+        "home": _pair(normal, real, roots.home),
+    }
+    return ResolvedPath(normal, real, is_dir, relative)
+
+
+def _real_path(joined: str, normal: str, roots: Roots) -> tuple[str, bool]:
+    """Like os.path.realpath, but below an already resolved workspace or home only the
+    components under it are looked at (one lstat each instead of one per component)."""
+    if "/../" not in joined + "/" and "/./" not in joined + "/":
+        for base in (roots.workspace, roots.home):
+            rest = _under(normal, base) if base else None
+            if rest is None or base is None:
+                continue
+            current, st = base, None
+            for i, name in enumerate(rest.split("/") if rest else ()):
+                candidate = current + "/" + name
+                try:
+                    st = os.lstat(candidate)
+                except FileNotFoundError:
+                    remaining = "/".join(rest.split("/")[i:])
+                    return current + "/" + remaining, False
+                if stat.S_ISLNK(st.st_mode):
+                    break
+                current = candidate
+            else:
+                return current, st is None or stat.S_ISDIR(st.st_mode)
+    real = os.path.realpath(joined)
+    return real, os.path.isdir(real)
+
+
+def _pair(normal: str, real: str, base: str | None) -> tuple[str | None, str | None]:
+    if base is None:
+        return (None, None)
+    return (_under(normal, base), _under(real, base))

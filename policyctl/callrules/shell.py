@@ -14,6 +14,7 @@ The commands that did parse are still reported, so deny rules meet them.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -89,8 +90,14 @@ def _parse(source: bytes, seconds: float) -> Node | None:
     def progress(_offset: int, _has_error: bool) -> bool:
         return time.monotonic() > deadline  # True cancels the parse
 
-    tree = parser.parse(read, progress_callback=progress)
-    return None if tree is None else tree.root_node
+    try:
+        tree = parser.parse(read, progress_callback=progress)
+    except ValueError:  # cancelled by `progress`
+        tree = None
+    if tree is None:
+        parser.reset()  # a cancelled parse would otherwise resume on the next call
+        return None
+    return tree.root_node
 
 
 def analyse(script: str, limits: ShellLimits = DEFAULT_LIMITS) -> ShellAnalysis:
@@ -137,6 +144,26 @@ def _first_error(root: Node) -> str:
     return "the line"
 
 
+#: node types that never contain a command: not descended into (a third of a line's nodes)
+_LEAVES = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "ansi_c_string",
+        "variable_name",
+        "simple_expansion",
+        "string_content",
+        "file_descriptor",
+        "heredoc_start",
+        "heredoc_end",
+        "heredoc_content",
+        "special_variable_name",
+        "comment",
+        "test_operator",
+        "regex",
+    }
+)
 _REDIRECT_WRITE = {">", ">>", "&>", "&>>", ">|", ">&", "&>|"}
 _REDIRECT_READ = {"<", "<&"}
 _NOT_A_FILE = {"/dev/null"}
@@ -163,12 +190,14 @@ class _Walker:
             if kind == "redirected_statement":
                 self.absorb(node)
             elif kind == "command":
-                self.command(node, self.extra.pop(node.id, ()))
+                # only the parts that can hold a command are descended into
+                stack.extend(reversed(self.command(node, self.extra.pop(node.id, ()))))
+                continue
             elif kind in ("declaration_command", "unset_command"):
                 self.declaration(node)
             elif kind == "file_redirect":
                 self.redirect(node)
-            stack.extend(reversed(node.named_children))
+            stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
 
     def absorb(self, node: Node) -> None:
         """`echo hi > out more`: the grammar hangs `more` on the redirection; bash gives it to
@@ -188,22 +217,35 @@ class _Walker:
     def recurse(self, script: str, depth: int) -> list[Item]:
         return _analyse(script, depth, self.limits)
 
-    def command(self, node: Node, extra: tuple[Node, ...] = ()) -> None:
+    def command(self, node: Node, extra: tuple[Node, ...] = ()) -> list[Node]:
+        """Decide-ready words of one simple command; returns the children to descend into."""
         words: list[str | None] = []
+        inside: list[Node] = []
         for child in (*node.named_children, *extra):
             kind = child.type
             if kind == "variable_assignment" and not words:
-                continue  # VAR=value before the command word
+                inside.append(child)  # VAR=$(cmd) before the command word: not a word
+                continue
             if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                inside.append(child)
                 continue
             if kind == "command_name":
                 inner = child.named_children
                 if not inner:
                     continue
                 child = inner[0]
+                kind = child.type
+            if kind == "word":
+                # slice our own bytes: a chunk-parsed tree does not hold the text
+                raw = self.source[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                words.append(raw if _PLAIN.fullmatch(raw) else _unquoted(raw))
+                continue
             words.append(word_value(child, self.source))
+            if kind not in _LEAVES:
+                inside.append(child)
         if words:
-            self.items.extend(expand(tuple(words), self.text(node), self.depth, self.recurse))
+            self.items.extend(expand(tuple(words), "", self.depth, self.recurse))
+        return inside
 
     def declaration(self, node: Node) -> None:
         """`export A=1`, `local x`, `unset f`: commands in their own right."""
@@ -273,7 +315,12 @@ def word_value(node: Node, source: bytes) -> str | None:
     return None
 
 
+_PLAIN = re.compile(r"[^\\*?\[{]*")
+
+
 def _unquoted(raw: str) -> str | None:
+    if _PLAIN.fullmatch(raw):
+        return raw  # nothing to remove or expand: the common case
     out: list[str] = []
     i, n = 0, len(raw)
     while i < n:

@@ -7,7 +7,7 @@ so `git *; rm -rf /` would pass; the shell form decides every command instead).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .keyed import looks_keyed, parse_keyed
@@ -43,13 +43,17 @@ class AnyCall(Matcher):
 class ShellMatcher(Matcher):
     text: str
     pattern: WordPattern
+    first_word: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        first = self.pattern.items[0]
+        object.__setattr__(self, "first_word", None if first is None else first.literal)
 
     def matches(self, part: Part, strict: bool) -> bool:
         words = part.words
         if words is None:
             return False
-        first = self.pattern.items[0]
-        if first is not None and first.literal is not None and words[0] != first.literal:
+        if self.first_word is not None and words[0] != self.first_word:
             return False  # the common case, decided without the scan
         if strict:
             return self.pattern.must_match(words, part.open_tail)

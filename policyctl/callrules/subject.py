@@ -160,5 +160,10 @@ def environment_for(
         if tool.argument_kind is not None
     }
     return CallEnvironment(
-        specs, roots, catalog.call_read_tool, catalog.call_write_tool, run_tools, shell_limits
+        specs,
+        roots.resolved(),
+        catalog.call_read_tool,
+        catalog.call_write_tool,
+        run_tools,
+        shell_limits,
     )

@@ -15,6 +15,7 @@ percent-encoded hosts are refused as unanalysable: parsers disagree about them.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from .subject import Part
 
 IP = ipaddress.IPv4Address | ipaddress.IPv6Address
+_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 MAX_URL = 8192
 
@@ -173,6 +175,12 @@ def parse_url_pattern(spec: str, entry: str, offset: int) -> Matcher:
 # -- call URLs -------------------------------------------------------------------------------
 
 
+#: lowercase letter-digit-hyphen labels are their own IDNA form; everything else goes to idna
+_LDH = re.compile(
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*"
+)
+
+
 def normalise_host(raw: str) -> str | tuple[None, str]:
     """A domain name lowercased, IDNA-encoded, without a trailing dot; or (None, why)."""
     host = raw[:-1] if raw.endswith(".") else raw
@@ -180,6 +188,8 @@ def normalise_host(raw: str) -> str | tuple[None, str]:
         return (None, "empty host")
     if "%" in host:
         return (None, "percent-encoded host")
+    if len(host) <= 253 and "--" not in host and _LDH.fullmatch(host):
+        return host  # what idna.encode returns for it, ~40 times faster
     try:
         import idna
 
@@ -234,7 +244,7 @@ def parse_call_url(raw: str) -> CallURL | str:
     """The call's URL normalised, or why it cannot be analysed."""
     if len(raw) > MAX_URL:
         return f"the URL is longer than {MAX_URL} characters"
-    if any(c <= " " or c == "\x7f" or c == "\\" for c in raw):
+    if _UNSAFE.search(raw):
         return "the URL contains whitespace, a control character or a backslash"
     try:
         split = urlsplit(raw)

@@ -28,10 +28,11 @@ class WordGlob:
     """`parts` are the literal texts between stars: `("--output=", "")` is `--output=*`."""
 
     parts: tuple[str, ...]
+    #: the word itself when the glob has no star (compared with ==)
+    literal: str | None = field(init=False, repr=False, compare=False)
 
-    @property
-    def literal(self) -> str | None:
-        return self.parts[0] if len(self.parts) == 1 else None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "literal", self.parts[0] if len(self.parts) == 1 else None)
 
     def matches(self, word: str) -> bool:
         parts = self.parts
@@ -68,10 +69,35 @@ class WordPattern:
     star_mask: int = field(init=False, repr=False, compare=False)
     star_positions: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
+    #: `git log *` and `git log`: word globs with at most one star, at the end
+    simple: bool = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         positions = tuple(i for i, item in enumerate(self.items) if item is STAR)
         object.__setattr__(self, "star_positions", positions)
         object.__setattr__(self, "star_mask", sum(1 << i for i in positions))
+        simple = not positions or positions == (len(self.items) - 1,)
+        object.__setattr__(self, "simple", simple)
+
+    def _simple(self, words: Sequence[str | None], open_tail: bool) -> bool | None:
+        """The common shapes on fully known words, in one comparison per pattern word;
+        None when the general scan is needed (an unknown word among the compared ones)."""
+        items = self.items
+        trailing_star = bool(self.star_positions)
+        fixed = len(items) - 1 if trailing_star else len(items)
+        if len(words) < fixed or (not trailing_star and (len(words) > fixed or open_tail)):
+            return None if None in words else False
+        for i in range(fixed):
+            word = words[i]
+            item = items[i]
+            if word is None or item is None:
+                return None
+            if item.literal is not None:
+                if word != item.literal:
+                    return False
+            elif not item.matches(word):
+                return False
+        return True
 
     def _close(self, reach: int) -> int:
         """Add the positions reachable by letting bare stars match nothing (chains included)."""
@@ -111,9 +137,17 @@ class WordPattern:
         return bool(reach >> m & 1)
 
     def may_match(self, words: Sequence[str | None], open_tail: bool = False) -> bool:
+        if self.simple:
+            quick = self._simple(words, open_tail)
+            if quick is not None:
+                return quick
         return self._run(words, open_tail, strict=False)
 
     def must_match(self, words: Sequence[str | None], open_tail: bool = False) -> bool:
+        if self.simple:
+            quick = self._simple(words, open_tail)
+            if quick is not None:
+                return quick
         return self._run(words, open_tail, strict=True)
 
     def render(self) -> str:

@@ -76,6 +76,7 @@ def make_workspace(base: Path) -> tuple[Path, Path]:
         ws / "src" / "escape": outside / "data.txt",
         ws / "src" / "innocent.txt": outside / ".env",
         ws / "src" / "loop": ws / "src" / "loop",
+        ws / "src" / "deep": ws / "secrets" / "sub",
     }
     for link, target in links.items():
         if not link.is_symlink():

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -147,9 +146,7 @@ POLICIES: dict[str, Policy] = {
     "deny_twice": across(
         ("global", {"deny": ["exec(rm *)"]}), ("agent", {"deny": ["exec(rm -rf *)"]})
     ),
-    "rules_then_silent": across(
-        ("global", {"allow": ["exec(git *)"]}), ("agent", {"name": True})
-    ),
+    "rules_then_silent": across(("global", {"allow": ["exec(git *)"]}), ("agent", {"name": True})),
     "parent_inherited": across(
         ("global", {"allow": ["exec(git *)", "exec(npm *)"]}),
         ("subagent", {"allow": ["exec(git *)"]}),
@@ -380,7 +377,10 @@ PATHS = [
     rd("./src/evil.py", "deny", "read(./secrets/)"),  # symlink into secrets
     rd("./src/escape", "ask", DEFAULT),  # allow needs the real path too
     rd("./src/innocent.txt", "deny", "read(.env)"),  # its target is a .env
-    rd("./src/loop", "allow"),  # a symlink loop is resolved as far as it goes
+    rd("./src/loop", "allow"),
+    rd("src/deep/../key", "deny", "read(./secrets/)"),  # the kernel follows deep, then ..
+    rd("src/deep/deep", "deny", "read(./secrets/)"),
+    rd("src/./main.py", "allow"),  # a symlink loop is resolved as far as it goes
     rd("~/.ssh/id_rsa", "deny", "read(~/.ssh/)"),
     rd("../outside/data.txt", "ask", DEFAULT),
     rd("./src/../../outside/data.txt", "ask", DEFAULT),
@@ -398,13 +398,21 @@ PATHS = [
     rd("src//main.py", "allow"),
     Case("p1", "read", {}, "ask", UNANALYSABLE),
     Case("p1", "read", {"path": ["a"]}, "ask", UNANALYSABLE),
-    Case("p2", "exec", {"command": "echo x > key", "workdir": "secrets"}, "deny", "write(./secrets/)"),
+    Case(
+        "p2", "exec", {"command": "echo x > key", "workdir": "secrets"}, "deny", "write(./secrets/)"
+    ),
     Case("p2", "exec", {"command": "echo x > key", "workdir": 3}, "deny", UNANALYSABLE),
     patch("*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** End Patch", "allow"),
-    patch("*** Begin Patch\n*** Update File: src/a.py\n*** Add File: .env\n+X=1\n", "deny", "apply_patch(.env)"),
+    patch(
+        "*** Begin Patch\n*** Update File: src/a.py\n*** Add File: .env\n+X=1\n",
+        "deny",
+        "apply_patch(.env)",
+    ),
     patch("*** Update File: src/a.py\n*** Move to: ../a.py\n", "deny", DEFAULT),
     patch("--- a/src/a.py\n+++ b/src/a.py\n@@ -1 +1 @@\n-x\n+y\n", "allow"),
-    patch("diff --git a/src/x b/secrets/y\nBinary files differ\n", "deny", "apply_patch(./secrets/)"),
+    patch(
+        "diff --git a/src/x b/secrets/y\nBinary files differ\n", "deny", "apply_patch(./secrets/)"
+    ),
     patch("just some text", "deny", UNANALYSABLE),
     patch('diff --git "a/src/x y" "b/src/x y"\n', "deny", UNANALYSABLE),
 ]
@@ -433,7 +441,11 @@ URLS = [
     web("http://[::1]/", "deny", DEFAULT),
     web("http://169.254.169.254/latest/meta-data", "deny", "web_fetch(ip:169.254.0.0/16)"),
     web("http://1.2.3.256/", "deny", UNANALYSABLE),
-    web("https://api.github.com/repos/acme/x", "allow", "web_fetch(https://api.github.com/repos/acme/*)"),
+    web(
+        "https://api.github.com/repos/acme/x",
+        "allow",
+        "web_fetch(https://api.github.com/repos/acme/*)",
+    ),
     web("https://api.github.com/repos/other/x", "deny", DEFAULT),
     web("https://api.github.com:8443/repos/acme/x", "deny", DEFAULT),
     web("https://api.github.com:443/repos/acme/x", "allow"),
@@ -456,10 +468,24 @@ KEYED = [
     merge({}, "deny", DEFAULT),  # a missing key never matches
     merge({"repo": ["acme/x"]}, "deny", "github__merge_pr(repo=acme/secret*)"),
     merge({"repo": "acme/web", "force": True}, "deny", "github__merge_pr(force=true)"),
-    merge({"data": {"repo": "acme/x"}, "pr": 42}, "allow", "github__merge_pr(data.repo=acme/*, pr=42)"),
+    merge(
+        {"data": {"repo": "acme/x"}, "pr": 42}, "allow", "github__merge_pr(data.repo=acme/*, pr=42)"
+    ),
     merge({"data": {"repo": "acme/x"}, "pr": 43}, "deny", DEFAULT),
-    Case("keyed_on_exec", "exec", {"command": "ls", "workdir": "/tmp/x"}, "deny", "exec(workdir=/tmp/*)"),
-    Case("keyed_on_exec", "exec", {"command": "eval x", "workdir": "/tmp/x"}, "deny", "exec(workdir=/tmp/*)"),
+    Case(
+        "keyed_on_exec",
+        "exec",
+        {"command": "ls", "workdir": "/tmp/x"},
+        "deny",
+        "exec(workdir=/tmp/*)",
+    ),
+    Case(
+        "keyed_on_exec",
+        "exec",
+        {"command": "eval x", "workdir": "/tmp/x"},
+        "deny",
+        "exec(workdir=/tmp/*)",
+    ),
     Case("keyed_on_exec", "exec", {"command": "ls", "workdir": "/home/x"}, "allow"),
 ]
 
@@ -536,7 +562,12 @@ def test_decisions_carry_provenance(roots: Roots) -> None:
     env = env_for("openclaw", roots)
     decision = decide_call(p1(env), "exec", {"command": "git log && sudo rm -rf /"}, env)
     v = decision.verdict
-    assert (v.effect.label, v.layer, v.entry, v.source) == ("deny", "global", "exec(sudo *)", "policy.yaml:2:1")
+    assert (v.effect.label, v.layer, v.entry, v.source) == (
+        "deny",
+        "global",
+        "exec(sudo *)",
+        "policy.yaml:2:1",
+    )
     assert v.subject == "sudo rm -rf /"
     assert [x.layer for x in decision.layers] == ["global"]
     assert v.to_json()["decision"] == "deny"
