@@ -251,8 +251,22 @@ class _Walker:
         """`export A=1`, `local x`, `unset f`: commands in their own right."""
         words: list[str | None] = [node.children[0].type]
         for child in node.named_children:
-            words.append(word_value(child, self.source))
+            if child.type == "variable_assignment":
+                words.append(self.assignment(child))
+            else:
+                words.append(word_value(child, self.source))
         self.items.append(Command(tuple(words), self.text(node)))
+
+    def assignment(self, node: Node) -> str | None:
+        """`a=1` as a word (`export a=1`); None when the value is an expansion."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return None
+        if value is None:
+            return self.text(name) + "="
+        text = word_value(value, self.source)
+        return None if text is None else f"{self.text(name)}={text}"
 
     def redirect(self, node: Node) -> None:
         operator = ""
@@ -305,16 +319,23 @@ def word_value(node: Node, source: bytes) -> str | None:
     if kind == "ansi_c_string":
         return ansi_c(raw[2:-1])
     if kind == "concatenation":
+        if _BRACES.search(raw):
+            return None  # `{a,b}` arrives as the words `{`, `a,b`, `}`
         parts = []
         for child in node.children:
             value = word_value(child, source)
             if value is None:
                 return None
+            if child.type == "word" and any(c in raw for c in "[*?"):
+                return None  # pathname expansion in an unquoted part
             parts.append(value)
         return "".join(parts)
+    if kind == "variable_name":
+        return raw
     return None
 
 
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _PLAIN = re.compile(r"[^\\*?\[{]*")
 
 
@@ -334,8 +355,8 @@ def _unquoted(raw: str) -> str | None:
             return None  # pathname expansion: the words are whatever files exist
         if ch == "[" and "]" in raw[i + 1 :]:
             return None
-        if ch == "{" and "," in raw[i:] and "}" in raw[i:]:
-            return None  # brace expansion
+        if ch == "{" and _BRACES.search(raw, i):
+            return None  # brace expansion: {a,b}, {1..3} (a lone `{}` is literal)
         out.append(ch)
         i += 1
     return "".join(out)
