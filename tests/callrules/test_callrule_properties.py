@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from callrules_helpers import env_for, layer
 from hypothesis import HealthCheck, given, settings
@@ -34,7 +34,8 @@ PATTERNS = [
 ]
 SEPARATORS = [" && ", "; ", " | ", " || ", "\n"]
 
-commands = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4), min_size=1, max_size=4)
+words_of_a_command = st.lists(st.sampled_from(WORDS), min_size=1, max_size=4)
+commands = st.lists(words_of_a_command, min_size=1, max_size=4)
 lines = st.builds(
     lambda cmds, seps: "".join(
         " ".join(c) + (seps[i % len(seps)] if i < len(cmds) - 1 else "") for i, c in enumerate(cmds)
@@ -102,7 +103,7 @@ def test_entry_order_does_not_matter(spec: dict[str, object], line: str, rnd: ob
 def reference(items: tuple[object, ...], words: tuple[str, ...]) -> bool:
     """Exponential-but-obvious recursive matcher (fine for the small sizes generated)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def go(i: int, j: int) -> bool:
         if i == len(items):
             return j == len(words)
@@ -137,7 +138,11 @@ def test_word_patterns_agree_with_the_reference(items: list[object], words: list
 
 
 @settings(max_examples=500)
-@given(pattern_items, st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), max_size=6), st.booleans())
+@given(
+    pattern_items,
+    st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), max_size=6),
+    st.booleans(),
+)
 def test_must_implies_may_and_unknowns_stay_sound(
     items: list[object], words: list[str | None], tail: bool
 ) -> None:
@@ -156,7 +161,7 @@ def test_must_implies_may_and_unknowns_stay_sound(
 
 # -- adversarial shell input ----------------------------------------------------------------
 
-SHELL_ALPHABET = list("abrm -;|&<>()$`'\"\\{}[]*?!#=~\n\t") + ["$(", "<<", "EOF", "sh -c ", "eval "]
+SHELL_ALPHABET = [*"abrm -;|&<>()$`'\"\\{}[]*?!#=~\n\t", "$(", "<<", "EOF", "sh -c ", "eval "]
 
 
 @settings(max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
@@ -174,7 +179,8 @@ def test_adversarial_shell_never_crashes(line: str) -> None:
 def test_arbitrary_text_never_crashes(line: str) -> None:
     analyse(line)
     decide_call(build([{"deny": ["exec(rm *)"]}]), "exec", {"command": line}, ENV)
-    decide_call([layer("g", ENV, web_fetch={"allow": ["web_fetch(domain:a.com)"]})], "web_fetch", {"url": line}, ENV)
+    web = [layer("g", ENV, web_fetch={"allow": ["web_fetch(domain:a.com)"]})]
+    decide_call(web, "web_fetch", {"url": line}, ENV)
     decide_call([layer("g", ENV, read={"deny": ["read(.env)"]})], "read", {"path": line}, ENV)
 
 
