@@ -230,6 +230,15 @@ def expand(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
         items.append(DirectoryChange(text))
     if name == "trap" and len(words) > 2:
         items.append(Problem("trap runs a string as a command", text))
+    elif name == "alias" and any(w is None or "=" in w for w in words[1:]):
+        items.append(Problem("alias defines a command from a string", text))
+    elif name == "coproc":
+        if any(w in ("{", "}", "(", ")") for w in words[1:]):
+            items.append(Problem("coproc with a compound command", text))
+        else:
+            items.extend(_payload(words[1:], text, depth, recurse, tail=False))
+    elif name in ("busybox", "toybox"):
+        items.extend(_payload(words[1:], text, depth, recurse, tail=False))
     elif name == "xargs":
         items.extend(_xargs(words, text, depth, recurse))
     elif name == "find":

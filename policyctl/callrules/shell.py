@@ -121,6 +121,8 @@ def _analyse(script: str, depth: int, limits: ShellLimits) -> list[Item]:
         return [Problem("the command is not valid text", shown)]
     if len(source) > limits.max_bytes:
         return [Problem(f"the command is longer than {limits.max_bytes} bytes", shown)]
+    if b"\\\n" in source:
+        source = join_continued_lines(script).encode("utf-8")
     root = _parse(source, limits.parse_seconds)
     if root is None:
         return [Problem(f"parsing took longer than {limits.parse_seconds} s", shown)]
@@ -434,4 +436,52 @@ def ansi_c(body: str) -> str | None:
         if code == 0 or code > 0x10FFFF:
             return None
         out.append(chr(code))
+    return "".join(out)
+
+
+def join_continued_lines(script: str) -> str:
+    """Remove backslash-newline pairs the way bash does before it splits words.
+
+    The grammar keeps `r\\<newline>m` as two words, but bash runs `rm`. Pairs are removed
+    outside single quotes, ANSI-C strings and comments (where bash keeps them).
+    """
+    out: list[str] = []
+    i, n = 0, len(script)
+    state = "plain"  # plain, single, ansi, double, comment
+    while i < n:
+        ch = script[i]
+        if state == "plain":
+            if ch == "\\" and i + 1 < n:
+                if script[i + 1] != "\n":
+                    out.append(script[i : i + 2])
+                i += 2
+                continue
+            if ch == "'":
+                state = "ansi" if out and out[-1].endswith("$") else "single"
+            elif ch == '"':
+                state = "double"
+            elif ch == "#" and (not out or out[-1][-1:] in ("", " ", "\t", "\n", ";", "&", "|")):
+                state = "comment"
+        elif state == "double":
+            if ch == "\\" and i + 1 < n:
+                if script[i + 1] != "\n":
+                    out.append(script[i : i + 2])
+                i += 2
+                continue
+            if ch == '"':
+                state = "plain"
+        elif state == "single":
+            if ch == "'":
+                state = "plain"
+        elif state == "ansi":
+            if ch == "\\" and i + 1 < n:
+                out.append(script[i : i + 2])
+                i += 2
+                continue
+            if ch == "'":
+                state = "plain"
+        elif ch == "\n":  # the end of a comment
+            state = "plain"
+        out.append(ch)
+        i += 1
     return "".join(out)

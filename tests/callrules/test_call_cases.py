@@ -290,6 +290,13 @@ SHELL_CONSTRUCTS = [
     sh("p2", "doas rm x", "deny", RM),
     sh("p2", "exec rm x", "deny", RM),
     sh("p2", "builtin eval x", "deny", UNANALYSABLE),
+    sh("p2", "coproc rm x", "deny", RM),
+    sh("p2", "coproc NAME { rm x; }", "deny", UNANALYSABLE),
+    sh("p2", "busybox rm -rf /", "deny", RM),
+    sh("p2", "alias ls='rm -rf /'", "deny", UNANALYSABLE),
+    sh("p1", "r\\\nm -rf /", "deny", RM),  # bash joins continued lines before splitting words
+    sh("p1", "git log \\\n  --oneline", "allow", "exec(git *)"),
+    sh("p1", "echo 'r\\\nm'; git status", "allow"),
     sh("p2", "ls | xargs echo", "allow"),
     sh("p2", "ls | xargs rm", "deny", RM),
     sh("p2", "ls | xargs -n1 -P4 rm -f", "deny", RM),
