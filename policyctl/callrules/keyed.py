@@ -50,7 +50,10 @@ class KeyedMatcher(Matcher):
 
     def matches(self, part: Part, strict: bool) -> bool:
         for cond in self.conditions:
-            value = scalar_text(lookup(part.args, cond.path))
+            found = lookup(part.args, cond.path)
+            if found is _MISSING and len(cond.path) > 1 and cond.key in part.args:
+                found = part.args[cond.key]  # a key that itself holds dots
+            value = scalar_text(found)
             if value is _MISSING:
                 return False
             if value is _NOT_SCALAR:

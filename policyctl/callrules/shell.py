@@ -75,6 +75,7 @@ def _parser() -> Parser:
     return parser
 
 
+_BEYOND_PLANE_2 = re.compile("[\U00030000-\U0010ffff]")
 _CHUNKED_ABOVE = 4096  # smaller lines parse in microseconds; larger ones are parsed in chunks
 
 
@@ -115,6 +116,10 @@ def _analyse(script: str, depth: int, limits: ShellLimits) -> list[Item]:
         return [Problem(f"scripts nested deeper than {limits.max_depth} levels", shown)]
     if "\x00" in script:
         return [Problem("the command contains a NUL character", shown)]
+    if _BEYOND_PLANE_2.search(script):
+        # tree-sitter-bash 0.25 reads out of bounds (and can crash the process) on such code
+        # points after `{`; planes 3-16 are rare scripts, tags and private use: refuse them
+        return [Problem("the command contains characters beyond U+2FFFF", shown)]
     try:
         source = script.encode("utf-8")
     except UnicodeEncodeError:

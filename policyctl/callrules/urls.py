@@ -254,6 +254,9 @@ def parse_call_url(raw: str) -> CallURL | str:
     scheme = split.scheme.lower()
     if not scheme or not split.netloc:
         return "the URL has no scheme or host"
+    path = _path(split.path, split.query)
+    if path is None:
+        return "the URL's path holds an encoded slash, backslash or NUL"
     authority = split.netloc.rpartition("@")[2]
     if authority.startswith("["):
         inside = authority[1:].partition("]")[0]
@@ -262,18 +265,39 @@ def parse_call_url(raw: str) -> CallURL | str:
         except ValueError:
             return "the URL's IPv6 host does not parse"
         ip: IP = v6.ipv4_mapped or v6
-        return CallURL(scheme, None, ip, port, _path(split.path, split.query))
+        return CallURL(scheme, None, ip, port, path)
     host = (split.hostname or "").lower()
     numeric = _whatwg_ipv4(host)
     if isinstance(numeric, str):
         return f"the URL's host {host!r} is {numeric}"
     if numeric is not None:
-        return CallURL(scheme, None, numeric, port, _path(split.path, split.query))
+        return CallURL(scheme, None, numeric, port, path)
     normal = normalise_host(host)
     if not isinstance(normal, str):
         return f"the URL's host {host!r}: {normal[1]}"
-    return CallURL(scheme, normal, None, port, _path(split.path, split.query))
+    return CallURL(scheme, normal, None, port, path)
 
 
-def _path(path: str, query: str) -> str:
-    return (path or "/") + (f"?{query}" if query else "")
+_ENCODED_DOT = re.compile(r"%2e", re.IGNORECASE)
+_AMBIGUOUS = re.compile(r"%(?:2f|5c|00)", re.IGNORECASE)
+
+
+def _path(path: str, query: str) -> str | None:
+    """The path as a server resolves it (`/a/../b` is `/b`, `%2e` is `.`), and the query;
+    None when it holds an encoded slash, backslash or NUL, which servers read differently."""
+    if _AMBIGUOUS.search(path):
+        return None
+    return _remove_dot_segments(_ENCODED_DOT.sub(".", path or "/")) + (f"?{query}" if query else "")
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 section 5.2.4."""
+    out: list[str] = []
+    for segment in path.split("/")[1:]:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    trailing = "/" if path.endswith(("/.", "/..")) else ""
+    return "/" + "/".join(out) + trailing

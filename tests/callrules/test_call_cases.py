@@ -454,6 +454,10 @@ URLS = [
         "web_fetch(https://api.github.com/repos/acme/*)",
     ),
     web("https://api.github.com/repos/other/x", "deny", DEFAULT),
+    web("https://api.github.com/repos/acme/../other/x", "deny", DEFAULT),  # the server's view
+    web("https://api.github.com/repos/acme/%2E%2e/other/x", "deny", DEFAULT),
+    web("https://api.github.com/repos/acme%2F..%2Fother/x", "deny", UNANALYSABLE),
+    web("https://api.github.com/repos/acme/x?next=https%3A%2F%2Fz", "allow"),
     web("https://api.github.com:8443/repos/acme/x", "deny", DEFAULT),
     web("https://api.github.com:443/repos/acme/x", "allow"),
     web("http://api.github.com/repos/acme/x", "deny", DEFAULT),  # the scheme is part of it
@@ -479,6 +483,7 @@ KEYED = [
         {"data": {"repo": "acme/x"}, "pr": 42}, "allow", "github__merge_pr(data.repo=acme/*, pr=42)"
     ),
     merge({"data": {"repo": "acme/x"}, "pr": 43}, "deny", DEFAULT),
+    merge({"data.repo": "acme/x", "pr": 42}, "allow"),  # a key that holds a dot
     Case(
         "keyed_on_exec",
         "exec",

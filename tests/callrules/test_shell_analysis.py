@@ -151,3 +151,21 @@ def test_long_texts_are_clipped_in_provenance() -> None:
     found = analyse("echo " + "a " * 500 + "; eval x" + " y" * 100)
     assert all(len(c.text) <= 200 for c in found.commands)
     assert all(len(p.text) <= 80 for p in found.problems)
+
+
+def test_code_points_that_crash_the_grammar_are_refused() -> None:
+    """tree-sitter-bash 0.25 can crash on `{` followed by a code point beyond plane 2 (found
+    by hypothesis); the line is refused before it reaches the parser. A subprocess, so a
+    regression fails this test instead of killing the test run."""
+    import subprocess
+    import sys
+
+    lines = ["a{\U000e3b70", "{\U000a54b8}", "\u00bbl{\U000e3b70\u00a9f", "a{\U0010fffd"]
+    code = (
+        "from policyctl.callrules.shell import analyse\n"
+        f"for line in {lines!r}:\n"
+        "    assert 'beyond U+2FFFF' in analyse(line).problems[0].reason\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not analyse("git commit -m '\U0001f389 {release}'").problems  # emoji are fine
