@@ -22,8 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
-
 from .model import Matcher, SpecifierError, SpecifierProblem
 
 if TYPE_CHECKING:
@@ -145,6 +143,8 @@ def parse_path_pattern(spec: str, entry: str, offset: int) -> PathPattern:
         return fail(f'"{text}" can never match: call paths are normalised', at, "remove . and ..")
     if not rest.strip("/"):
         return PathPattern(text, anchor, None)
+    from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # ~12 ms: on first use
+
     gitignore = rest if anchor == "anywhere" else "/" + rest.lstrip("/")
     regex = GitIgnoreSpecPattern(gitignore).regex
     if regex is None:
