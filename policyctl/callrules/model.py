@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class RuleIndex:
         words = {r.matcher.first_word for r in rules if r.matcher.first_word is not None}
         by_word = {w: tuple(r for r in rules if r.matcher.first_word in (None, w)) for w in words}
         generic = tuple(r for r in rules if r.matcher.first_word is None)
-        return RuleIndex(rules, by_word, generic)
+        return RuleIndex(rules, MappingProxyType(by_word), generic)
 
     def for_words(self, words: tuple[str | None, ...] | None) -> tuple[Rule, ...]:
         if words is None or not words or words[0] is None:
@@ -178,6 +179,10 @@ class LayerCallRules:
 
     label: str
     tools: Mapping[str, ToolCallRules] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # a read-only view of a private copy: the compiled policy shares it across threads
+        object.__setattr__(self, "tools", MappingProxyType(dict(self.tools)))
 
 
 class Reason(str, Enum):
