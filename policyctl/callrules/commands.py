@@ -32,6 +32,9 @@ class Command(NamedTuple):
     words: Words
     text: str
     open_tail: bool = False
+    #: a payload only screened against deny and ask rules (`sudo CMD`, `setsid CMD`): it can
+    #: make the call stricter, and an allow rule for the outer command is enough to allow it
+    screen: bool = False
 
 
 class Access(NamedTuple):
@@ -204,7 +207,9 @@ def _is_assignment(word: str | None) -> bool:
     return name.isidentifier()
 
 
-def expand(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+def expand(
+    words: Words, text: str, depth: int, recurse: Recurse, screening: bool = False
+) -> list[Item]:
     """Every command, access and problem one simple command contributes."""
     text = text or render(words)
     items: list[Item] = []
@@ -247,6 +252,10 @@ def expand(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
         items.extend(_find(words, text, depth, recurse))
     elif name in ("sudo", "doas", "exec", "builtin"):
         items.extend(_carrier(name, words, text, depth, recurse))
+    elif name in ("su", "runuser"):
+        items.extend(_su(words, text, depth, recurse))
+    elif name in RUNNERS and not screening:
+        items.extend(_runner(words, text, depth, recurse))
     elif name == "tee":
         items.extend(_tee(words))
     return items
@@ -370,7 +379,80 @@ def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -
         if opts.problem:
             return [Problem(opts.problem, text)]
         i = opts.rest
-    return _payload(words[i:], text, depth, recurse, tail=False)
+    shell_flags = ("-s", "-i", "--shell", "--login")
+    if name in ("sudo", "doas") and i >= len(words) and any(w in shell_flags for w in words):
+        return [Problem(f"{name} starts a shell that reads its input", text)]
+    payload = _payload(words[i:], text, depth, recurse, tail=False)
+    return _screened(payload) if name in ("sudo", "doas") else payload
+
+
+def _screened(items: list[Item]) -> list[Item]:
+    return [i._replace(screen=True) if isinstance(i, Command) else i for i in items]
+
+
+#: programs that run a command given after their own options; policyctl does not know their
+#: options, so every later word that could be a command word starts a screened payload
+RUNNERS = frozenset(
+    {
+        "setsid",
+        "stdbuf",
+        "ionice",
+        "chrt",
+        "taskset",
+        "chroot",
+        "unshare",
+        "nsenter",
+        "flock",
+        "watch",
+        "strace",
+        "ltrace",
+        "systemd-run",
+        "script",
+        "ssh",
+        "parallel",
+        "pkexec",
+        "xvfb-run",
+        "firejail",
+        "bwrap",
+        "proxychains",
+        "proxychains4",
+        "torsocks",
+        "dbus-run-session",
+        "valgrind",
+        "catchsegv",
+        "caffeinate",
+        "unbuffer",
+    }
+)
+MAX_SCREENED = 64
+
+
+def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    items: list[Item] = []
+    starts = [k for k, w in enumerate(words) if k and w is not None and w[:1] not in "-+"]
+    for k in starts[:MAX_SCREENED]:
+        first = words[k]
+        if first is not None and basename(first) in RUNNERS:
+            continue  # its own suffixes are among these already
+        items.extend(_screened(expand(words[k:], text, depth, recurse, screening=True)))
+    return items
+
+
+def _su(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    """`su -c SCRIPT`, `runuser -c SCRIPT`: the script is screened; without -c a shell reads
+    its input."""
+    for i, w in enumerate(words[1:], 1):
+        if w in ("-c", "--command") or (w or "").startswith("--command="):
+            script = (w or "")[len("--command=") :] if "=" in (w or "") else None
+            if script is None:
+                script = words[i + 1] if i + 1 < len(words) else None
+            if script is None:
+                return [Problem(f"{words[0]} -c with a script that is not literal", text)]
+            return _screened(recurse(script, depth + 1))
+    if "--" in words[:-1]:  # runuser -u bob -- CMD: the command itself
+        start = words.index("--") + 1
+        return _screened(expand(words[start:], text, depth, recurse))
+    return [Problem(f"{words[0]} starts a shell that reads its input", text)]
 
 
 def _tee(words: Words) -> list[Item]:

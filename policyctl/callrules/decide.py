@@ -60,6 +60,8 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             return Verdict(
                 Effect.ASK, Reason.ASK_RULE, tool, layer, rule.entry, rule.source, part.text
             )
+    if part.screen:  # a payload: only deny and ask rules speak about it
+        return Verdict(Effect.ALLOW, Reason.SCREENED, tool, layer, None, None, part.text)
     if rules.plain_ask is not None:
         return Verdict(
             Effect.ASK,

@@ -191,6 +191,7 @@ class Reason(str, Enum):
     PLAIN_ASK = "plain name in ask"
     ALLOW_RULE = "allow rule"
     NAME_ADMITTED = "admitted by name"
+    SCREENED = "payload screened"
     CALL_DEFAULT = "callDefault"
     UNANALYSABLE = "cannot be analysed"
     NO_CALL_RULES = "no call rules"

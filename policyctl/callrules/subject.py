@@ -54,6 +54,8 @@ class Part(NamedTuple):
     path: ResolvedPath | None = None
     url: CallURL | None = None
     unanalysable: str | None = None
+    #: decided against deny and ask rules only (a `sudo` or `setsid` payload)
+    screen: bool = False
 
 
 class Subject(NamedTuple):
@@ -127,7 +129,8 @@ def _shell_subject(
     roots = env.roots
     found = analyse(raw, env.shell_limits)
     parts = [
-        Part(args, c.text, roots, words=c.words, open_tail=c.open_tail) for c in found.commands
+        Part(args, c.text, roots, words=c.words, open_tail=c.open_tail, screen=c.screen)
+        for c in found.commands
     ]
     parts.extend(Part(args, p.text, roots, unanalysable=p.reason) for p in found.problems)
     accesses: list[tuple[str, Part]] = []

@@ -119,6 +119,7 @@ POLICIES: dict[str, Policy] = {
     "p2": p2,
     "p3": p3,
     "star": star_patterns,
+    "sudo_allowed": in_layer(allow=["exec(sudo apt update)", "exec(git *)"], deny=["exec(rm *)"]),
     "deny_push_ask_push_allow_git": in_layer(
         deny=["exec(git push *)"], ask=["exec(git push *)"], allow=["exec(git *)"]
     ),
@@ -290,6 +291,18 @@ SHELL_CONSTRUCTS = [
     sh("p2", "doas rm x", "deny", RM),
     sh("p2", "exec rm x", "deny", RM),
     sh("p2", "builtin eval x", "deny", UNANALYSABLE),
+    sh("sudo_allowed", "sudo apt update", "allow", "exec(sudo apt update)"),  # payload screened
+    sh("sudo_allowed", "sudo rm -rf /", "deny", RM),
+    sh("sudo_allowed", "sudo -u root apt update", "deny", DEFAULT),
+    sh("p2", "sudo -s", "deny", UNANALYSABLE),
+    sh("p2", "setsid rm -rf /", "deny", RM),
+    sh("p2", "stdbuf -oL rm x", "deny", RM),
+    sh("p2", "nsenter -t 1 -m rm x", "deny", RM),
+    sh("p2", "ssh host rm -rf /", "deny", RM),
+    sh("p2", "watch -n 1 ls", "allow"),
+    sh("p2", "su -c 'rm -rf /' root", "deny", RM),
+    sh("p2", "su root", "deny", UNANALYSABLE),
+    sh("p2", "runuser -u bob -- rm x", "deny", RM),
     sh("p2", "coproc rm x", "deny", RM),
     sh("p2", "coproc NAME { rm x; }", "deny", UNANALYSABLE),
     sh("p2", "busybox rm -rf /", "deny", RM),
