@@ -9,9 +9,12 @@ unquoted glob). Here:
 - `sh`/`bash`/`zsh`/`dash` (and `ksh`, `ash`) with `-c` and a literal script are transparent:
   the script is analysed recursively; a shell without `-c` runs a script the rules cannot see;
 - `xargs CMD` and `find ... -exec CMD ;` are decided themselves and so are their payloads;
-  `sudo`, `doas`, `exec` and `builtin` likewise (policyctl's choice, fail closed: a deny of
-  `rm *` also meets `sudo rm -rf /`);
-- `eval`, `source`, `.`, `trap CMD` cannot be analysed;
+  `exec`, `builtin`, `coproc`, `busybox` and `toybox` likewise;
+- `sudo` and `doas` payloads, `su -c` scripts and the possible payloads of programs that run
+  a command (`setsid`, `ssh`, `nsenter`, ... in RUNNERS) are screened: checked against deny
+  and ask rules only (policyctl's choice, fail closed: a deny of `rm *` also meets
+  `sudo rm -rf /`, while `exec(sudo apt update)` alone allows `sudo apt update`);
+- `eval`, `source`, `.`, `trap CMD`, `alias x=...` cannot be analysed;
 - the file arguments of `tee` are writes.
 """
 
