@@ -172,6 +172,7 @@ _LEAVES = frozenset(
         "regex",
     }
 )
+_HEREDOC = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
 _REDIRECT_WRITE = {">", ">>", "&>", "&>>", ">|", ">&", "&>|"}
 _REDIRECT_READ = {"<", "<&"}
 _NOT_A_FILE = {"/dev/null"}
@@ -205,7 +206,34 @@ class _Walker:
                 self.declaration(node)
             elif kind == "file_redirect":
                 self.redirect(node)
+            elif kind == "heredoc_redirect":
+                self.heredoc(node)
+                # the rest of the line hangs here too (`cat <<EOF | rm x`); the body is done
+                stack.extend(c for c in reversed(node.named_children) if c.type not in _HEREDOC)
+                continue
             stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
+
+    def heredoc(self, node: Node) -> None:
+        """An unquoted heredoc's body is expanded like a double-quoted string. The grammar
+        misses `$(...)` on indented lines, so the body is analysed again as one."""
+        start = body = None
+        for child in node.named_children:
+            if child.type == "heredoc_start":
+                start = child
+            elif child.type == "heredoc_body":
+                body = child
+        if start is None or body is None:
+            return
+        if any(q in self.text(start) for q in "'\"\\"):
+            return  # <<'EOF': the body is literal text
+        text = self.text(body)
+        if "$" not in text and "`" not in text:
+            return
+        quoted = ': "' + _as_double_quoted(text) + '"'
+        found = _analyse(quoted, self.depth + 1, self.limits)
+        if found and isinstance(found[0], Command) and found[0].words[:1] == (":",):
+            found = found[1:]  # the `:` that carried the string
+        self.items.extend(found)
 
     def absorb(self, node: Node) -> None:
         """`echo hi > out more`: the grammar hangs `more` on the redirection; bash gives it to
@@ -304,3 +332,17 @@ class _Walker:
         if path in _NOT_A_FILE:
             return
         self.items.append(Access(mode, path, self.text(node)))  # type: ignore[arg-type]
+
+
+def _as_double_quoted(body: str) -> str:
+    """A heredoc body as the inside of a double-quoted string: `"` is literal in a body, so it
+    is escaped, and so is a backslash before it (`\\"` in a body is two characters)."""
+    out: list[str] = []
+    for i, ch in enumerate(body):
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\" and body[i + 1 : i + 2] == '"':
+            out.append("\\\\")
+        else:
+            out.append(ch)
+    return "".join(out)

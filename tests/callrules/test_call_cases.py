@@ -226,6 +226,13 @@ SHELL_CONSTRUCTS = [
     sh("p1", "echo $((1 + $(rm x)))", "deny", RM),
     sh("p1", 'echo "$(rm x)"', "deny", RM),
     sh("p1", "cat <<EOF\n$(rm x)\nEOF", "deny", RM),
+    sh("p1", "cat <<EOF\n  $(rm x)\nEOF", "deny", RM),  # the grammar misses indented lines
+    sh("p1", "cat <<-EOF\n\t`rm x`\n\tEOF", "deny", RM),
+    sh("p1", "cat <<'EOF'\n  $(rm x)\nEOF", "allow"),  # a quoted delimiter: literal text
+    sh("p1", "cat <<EOF | rm x\nhi\nEOF", "deny", RM),
+    sh("p1", "cat <<EOF && rm x\nhi\nEOF", "deny", RM),
+    sh("p2", "cat <<EOF > .env\nX=1\nEOF", "deny", "write(.env)"),
+    sh("p1", 'cat <<EOF\n "q" \\" $(git status)\nEOF', "allow"),
     sh("p1", "cat <<< $(rm x)", "deny", RM),
     sh("p1", "export A=$(rm x)", "deny", RM),
     sh("p1", "A=$(rm x) ls", "deny", RM),
