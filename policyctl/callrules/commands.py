@@ -158,6 +158,11 @@ def _strip_wrappers(words: Words) -> tuple[Words, str | None, bool]:
     chdir = False
     while words and words[0] is not None:
         name = basename(words[0])
+        if words[0] in ("{", "!"):
+            # the grammar reads `time { rm x; }` and `! { rm x; }` as a command named `{`
+            # (and one named `}`): bash's reserved words are never commands
+            words = words[1:]
+            continue
         if name == "timeout":
             opts = _skip(words, 1, *_TIMEOUT, name)
             if opts.problem:
@@ -216,6 +221,8 @@ def expand(
     """Every command, access and problem one simple command contributes."""
     text = text or render(words)
     items: list[Item] = []
+    if words == ("}",):
+        return items  # see _strip_wrappers: the end of `time { ...; }`
     words, problem, chdir = _strip_wrappers(words)
     if chdir:
         items.append(DirectoryChange(text))

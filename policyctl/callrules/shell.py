@@ -206,12 +206,25 @@ class _Walker:
                 self.declaration(node)
             elif kind == "file_redirect":
                 self.redirect(node)
+            elif kind == "command_substitution" and self.nested_backticks(node):
+                continue
             elif kind == "heredoc_redirect":
                 self.heredoc(node)
                 # the rest of the line hangs here too (`cat <<EOF | rm x`); the body is done
                 stack.extend(c for c in reversed(node.named_children) if c.type not in _HEREDOC)
                 continue
             stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
+
+    def nested_backticks(self, node: Node) -> bool:
+        """Inside backticks bash turns \\` into ` first, so `` `echo \\`rm x\\`` `` runs
+        `rm x`; the grammar keeps the escapes as words. Such a body is unescaped and analysed
+        again (True: done, do not descend)."""
+        text = self.text(node)
+        if not text.startswith("`") or "\\" not in text:
+            return False
+        inner = re.sub(r"\\([\\`$])", r"\1", text[1:-1] if text.endswith("`") else text[1:])
+        self.items.extend(_analyse(inner, self.depth + 1, self.limits))
+        return True
 
     def heredoc(self, node: Node) -> None:
         """An unquoted heredoc's body is expanded like a double-quoted string. The grammar

@@ -213,6 +213,11 @@ SHELL_CONSTRUCTS = [
     sh("p1", "{ rm x; }", "deny", RM),
     sh("p1", "echo $(rm x)", "deny", RM),
     sh("p1", "echo `rm x`", "deny", RM),
+    sh("p2", "echo `echo \\`rm x\\``", "deny", RM),  # nested, escaped backticks
+    sh("p2", "echo `printf '%s\\n' a`", "allow"),
+    sh("p2", "time { rm x; }", "deny", RM),
+    sh("p2", "! { rm x; }", "deny", RM),
+    sh("p1", "time { git status; }", "allow"),
     sh("p1", "cat <(rm x)", "deny", RM),
     sh("p1", "echo hi > >(rm x)", "deny", RM),
     sh("p1", "if true; then rm x; fi", "deny", RM),
