@@ -5,6 +5,8 @@
 - the order of entries in a list does not change the decision;
 - word-pattern matching agrees with a naive reference on known words, and `must` implies `may`;
 - adversarial shell input never crashes or hangs the analysis or the decision.
+
+No per-example deadline: the machine's load is not the code's speed (bench/ measures that).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def effect(specs: list[dict[str, object]], line: str) -> int:
     return int(decide_call(build(specs), "exec", {"command": line}, ENV).effect)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layer_specs, tool_rules, st.integers(0, 4), lines)
 def test_adding_a_layer_never_lowers_the_decision(
     specs: list[dict[str, object]], extra: dict[str, object], at: int, line: str
@@ -75,7 +77,7 @@ def test_adding_a_layer_never_lowers_the_decision(
     assert effect(widened, line) >= before
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(layer_specs, st.lists(tool_rules, min_size=1, max_size=3), lines)
 def test_a_deny_is_never_turned_into_allow(
     specs: list[dict[str, object]], more: list[dict[str, object]], line: str
@@ -86,7 +88,7 @@ def test_a_deny_is_never_turned_into_allow(
     assert effect(more + specs, line) == 2
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tool_rules, lines, st.randoms(use_true_random=False))
 def test_entry_order_does_not_matter(spec: dict[str, object], line: str, rnd: object) -> None:
     shuffled = dict(spec)
@@ -128,7 +130,7 @@ pattern_items = st.lists(
 subject_words = st.lists(st.sampled_from(["a", "b", "ab", "ba", "c"]), max_size=6)
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(pattern_items, subject_words)
 def test_word_patterns_agree_with_the_reference(items: list[object], words: list[str]) -> None:
     pattern = WordPattern(tuple(items))  # type: ignore[arg-type]
@@ -137,7 +139,7 @@ def test_word_patterns_agree_with_the_reference(items: list[object], words: list
     assert pattern.must_match(words) == expected
 
 
-@settings(max_examples=500)
+@settings(max_examples=500, deadline=None)
 @given(
     pattern_items,
     st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "c"])), max_size=6),
@@ -164,7 +166,7 @@ def test_must_implies_may_and_unknowns_stay_sound(
 SHELL_ALPHABET = [*"abrm -;|&<>()$`'\"\\{}[]*?!#=~\n\t", "$(", "<<", "EOF", "sh -c ", "eval "]
 
 
-@settings(max_examples=400, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(SHELL_ALPHABET), max_size=60).map("".join))
 def test_adversarial_shell_never_crashes(line: str) -> None:
     found = analyse(line)
@@ -174,7 +176,7 @@ def test_adversarial_shell_never_crashes(line: str) -> None:
     assert decision.verdict.effect.label in ("allow", "ask", "deny")
 
 
-@settings(max_examples=100, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.text(max_size=200))
 def test_arbitrary_text_never_crashes(line: str) -> None:
     analyse(line)
