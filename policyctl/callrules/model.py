@@ -243,3 +243,12 @@ class CallDecision(NamedTuple):
     @property
     def effect(self) -> Effect:
         return self.verdict.effect
+
+    def to_json(self) -> dict[str, Any]:
+        """What `explain --call` and `resolve --format json` will print (stable keys)."""
+        return {
+            "tool": self.tool,
+            "decision": self.verdict.effect.label,
+            "decidedBy": self.verdict.to_json(),
+            "layers": [v.to_json() for v in self.layers],
+        }

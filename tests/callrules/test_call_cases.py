@@ -607,4 +607,48 @@ def test_decisions_carry_provenance(roots: Roots) -> None:
     )
     assert v.subject == "sudo rm -rf /"
     assert [x.layer for x in decision.layers] == ["global"]
-    assert v.to_json()["decision"] == "deny"
+    assert decision.to_json() == {
+        "tool": "exec",
+        "decision": "deny",
+        "decidedBy": {
+            "decision": "deny",
+            "reason": "deny rule",
+            "tool": "exec",
+            "layer": "global",
+            "entry": "exec(sudo *)",
+            "source": "policy.yaml:2:1",
+            "subject": "sudo rm -rf /",
+        },
+        "layers": [decision.verdict.to_json()],
+    }
+
+
+def test_a_redirection_is_decided_as_the_write_tool(roots: Roots) -> None:
+    env = env_for("openclaw", roots)
+    v = decide_call(p2(env), "exec", {"command": "git log > .env"}, env).verdict
+    assert (v.tool, v.entry, v.subject) == ("write", "write(.env)", f"{roots.workspace}/.env")
+
+
+def test_a_run_without_the_write_tool_cannot_write_through_exec(roots: Roots) -> None:
+    env = env_for("openclaw", roots, run_tools=frozenset({"exec", "read"}))
+    v = decide_call(p3(env), "exec", {"command": "echo x > notes.txt"}, env).verdict
+    assert (v.effect.label, v.reason.value, v.tool) == ("deny", "tool not in run", "write")
+    assert decide_call(p3(env), "exec", {"command": "echo x"}, env).effect.label == "allow"
+    assert (
+        decide_call(p3(env), "write", {"path": "a"}, env).verdict.reason.value == "tool not in run"
+    )
+
+
+def test_a_tool_without_call_rules_is_not_analysed(
+    roots: Roots, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import policyctl.callrules.decide as decide_module
+
+    env = env_for("openclaw", roots)
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("analysed")
+
+    monkeypatch.setattr(decide_module, "build_subject", refuse)
+    decision = decide_call(p3(env), "web_fetch", {"url": "http://x"}, env)
+    assert (decision.effect.label, decision.layers) == ("allow", ())
