@@ -283,11 +283,12 @@ def parse_call_url(raw: str) -> CallURL | str:
     if not host:
         return "the URL has no host"
     host = host.lower()
-    numeric = _whatwg_ipv4(host)
-    if isinstance(numeric, str):
-        return f"the URL's host {host!r} is {numeric}"
-    if numeric is not None:
-        return CallURL(scheme, None, numeric, port, path)
+    if host.rstrip(".").rpartition(".")[2][:1].isdigit():  # the last label could be a number
+        numeric = _whatwg_ipv4(host)
+        if isinstance(numeric, str):
+            return f"the URL's host {host!r} is {numeric}"
+        if numeric is not None:
+            return CallURL(scheme, None, numeric, port, path)
     normal = normalise_host(host)
     if not isinstance(normal, str):
         return f"the URL's host {host!r}: {normal[1]}"
