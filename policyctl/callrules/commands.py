@@ -4,8 +4,7 @@ Words arrive after quote removal; `None` is a word whose value is unknown (an ex
 unquoted glob). Here:
 
 - the wrappers `timeout`, `nice`, `nohup`, `env`, `command`, `time` are stripped with their
-  own options (recognised by their last path component too: `/usr/bin/env rm` is `rm`); an
-  option a wrapper does not have, or `env -S`, cannot be analysed;
+  own options (`wrappers.py`);
 - `sh`/`bash`/`zsh`/`dash` (and `ksh`, `ash`) with `-c` and a literal script are transparent:
   the script is analysed recursively; a shell without `-c` runs a script the rules cannot see;
 - `xargs CMD` and `find ... -exec CMD ;` are decided themselves and so are their payloads;
@@ -24,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-Words = tuple[str | None, ...]
+from .wrappers import Words, basename, is_assignment, skip_options, strip_wrappers
 
 
 class Command(NamedTuple):
@@ -95,124 +94,14 @@ def render(words: Sequence[str | None]) -> str:
     return clip(" ".join("<?>" if w is None else w for w in words))
 
 
-def basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1]
+# -- option tables of the payload carriers --------------------------------------------------
 
-
-# -- option tables: (flags without a value, options that take the next word) ----------------
-
-_TIMEOUT = (
-    {"--preserve-status", "--foreground", "-v", "--verbose"},
-    {"-s", "-k", "--signal", "--kill-after"},
-)
-_NICE: tuple[set[str], set[str]] = (set(), {"-n", "--adjustment"})
-_ENV = (
-    {"-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug"},
-    {"-u", "--unset", "-C", "--chdir"},
-)
-_COMMAND: tuple[set[str], set[str]] = ({"-p", "-v", "-V", "-pv", "-pV", "-vp", "-Vp"}, set())
-_TIME = (
-    {"-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"},
-    {"-f", "-o", "--format", "--output"},
-)
 _SUDO = (
     set("AbEHiKklnPSsVvBN"),
     set("ugCDhprtUTR"),
 )
 _XARGS_VALUE = set("adEILnPs")
 _XARGS_FLAGS = set("0oprtx")
-
-
-@dataclass(slots=True)
-class _Options:
-    """The result of skipping a command's options: the payload's index, or why we could not."""
-
-    rest: int
-    problem: str | None = None
-
-
-def _skip(words: Words, start: int, flags: set[str], valued: set[str], name: str) -> _Options:
-    i = start
-    while i < len(words):
-        w = words[i]
-        if w is None:
-            return _Options(i, f"{name}: an option that is an expansion")
-        if w == "--":
-            return _Options(i + 1)
-        if not w.startswith("-") or (w == "-" and "-" not in flags):
-            return _Options(i)
-        key = w.split("=", 1)[0]
-        if w in flags or (key in valued and "=" in w and w.startswith("--")):
-            i += 1
-        elif w in valued:
-            i += 2
-        elif len(w) > 2 and w[:2] in valued and not w.startswith("--"):
-            i += 1  # -sKILL, -n10: the value is attached
-        else:
-            return _Options(i, f"{name}: option {w} is not known to policyctl")
-    return _Options(i)
-
-
-def _strip_wrappers(words: Words) -> tuple[Words, str | None, bool]:
-    """Strip leading wrappers; returns (words, problem, changes_directory)."""
-    chdir = False
-    while words and words[0] is not None:
-        name = basename(words[0])
-        if words[0] in ("{", "!"):
-            # the grammar reads `time { rm x; }` and `! { rm x; }` as a command named `{`
-            # (and one named `}`): bash's reserved words are never commands
-            words = words[1:]
-            continue
-        if name == "timeout":
-            opts = _skip(words, 1, *_TIMEOUT, name)
-            if opts.problem:
-                return words, opts.problem, chdir
-            start = opts.rest + 1  # the duration
-        elif name == "nice":
-            opts = _skip(words, 1, *_NICE, name)
-            adjustment = words[opts.rest] if opts.rest < len(words) else None
-            if opts.problem and adjustment is not None and adjustment[1:].isdigit():
-                opts = _Options(opts.rest + 1)  # nice -10 CMD
-            if opts.problem:
-                return words, opts.problem, chdir
-            start = opts.rest
-        elif name == "nohup":
-            start = 2 if len(words) > 1 and words[1] == "--" else 1
-        elif name == "env":
-            opts = _skip(words, 1, *_ENV, name)
-            if opts.problem:  # also `env -S STRING`, which splits a string into a command
-                return words, opts.problem, chdir
-            start = opts.rest
-            chdir = chdir or any(
-                w is not None and w.startswith(("-C", "--chdir")) for w in words[1:start]
-            )
-            while start < len(words) and _is_assignment(words[start]):
-                start += 1
-            if start < len(words) and words[start] is None:
-                return words, "env: an assignment or command that is an expansion", chdir
-        elif name == "command":
-            opts = _skip(words, 1, *_COMMAND, name)
-            if opts.problem:
-                return words, opts.problem, chdir
-            start = opts.rest
-        elif name == "time":
-            opts = _skip(words, 1, *_TIME, name)
-            if opts.problem:
-                return words, opts.problem, chdir
-            start = opts.rest
-        else:
-            break
-        if start >= len(words):
-            return words, None, chdir  # the wrapper alone (`env`, `time`): decided as written
-        words = words[start:]
-    return words, None, chdir
-
-
-def _is_assignment(word: str | None) -> bool:
-    if word is None or "=" not in word:
-        return False
-    name = word.split("=", 1)[0]
-    return name.isidentifier()
 
 
 def expand(
@@ -223,7 +112,7 @@ def expand(
     items: list[Item] = []
     if words == ("}",):
         return items  # see _strip_wrappers: the end of `time { ...; }`
-    words, problem, chdir = _strip_wrappers(words)
+    words, problem, chdir = strip_wrappers(words)
     if chdir:
         items.append(DirectoryChange(text))
     if problem:
@@ -377,15 +266,15 @@ def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -
                 i += 1
             else:
                 return [Problem(f"sudo: option {w} is not known to policyctl", text)]
-        while i < len(words) and _is_assignment(words[i]):
+        while i < len(words) and is_assignment(words[i]):
             i += 1
     elif name == "doas":
-        opts = _skip(words, 1, {"-n", "-s", "-L"}, {"-u", "-C"}, name)
+        opts = skip_options(words, 1, {"-n", "-s", "-L"}, {"-u", "-C"}, name)
         if opts.problem:
             return [Problem(opts.problem, text)]
         i = opts.rest
     elif name == "exec":
-        opts = _skip(words, 1, {"-c", "-l", "-cl", "-lc"}, {"-a"}, name)
+        opts = skip_options(words, 1, {"-c", "-l", "-cl", "-lc"}, {"-a"}, name)
         if opts.problem:
             return [Problem(opts.problem, text)]
         i = opts.rest
