@@ -140,13 +140,15 @@ def _shell_subject(
             why = f"the catalog names no {access.mode} tool to decide {access.text!r} with"
             parts.append(Part(args, access.text, roots, unanalysable=why))
             continue
+        # the access is a call of the read or write tool: its rules see its own arguments
+        as_call = {env.spec(target).key or "path": access.path}
         if access.path is None:
-            part = Part(args, access.text, roots, unanalysable="the target is an expansion")
+            part = Part(as_call, access.text, roots, unanalysable="the target is an expansion")
         elif found.changes_directory and not access.path.startswith(("/", "~")):
             why = "a relative target on a line that changes directory"
-            part = Part(args, access.path, roots, unanalysable=why)
+            part = Part(as_call, access.path, roots, unanalysable=why)
         else:
-            part = _path_part(args, access.path, roots, cwd)
+            part = _path_part(as_call, access.path, roots, cwd)
         accesses.append((target, part))
     return Subject(tool, tuple(parts), tuple(accesses))
 

@@ -629,6 +629,15 @@ def test_a_redirection_is_decided_as_the_write_tool(roots: Roots) -> None:
     assert (v.tool, v.entry, v.subject) == ("write", "write(.env)", f"{roots.workspace}/.env")
 
 
+def test_write_rules_see_the_redirection_as_a_write_call(roots: Roots) -> None:
+    """Not the exec call's arguments: a write rule about `command` has nothing to meet."""
+    env = env_for("openclaw", roots)
+    layers = [layer("global", env, write={"deny": ["write(command=*)", "write(*.log)"]})]
+    assert decide_call(layers, "exec", {"command": "ls > out.txt"}, env).effect.label == "allow"
+    v = decide_call(layers, "exec", {"command": "ls > out.log"}, env).verdict
+    assert (v.effect.label, v.entry) == ("deny", "write(*.log)")
+
+
 def test_a_run_without_the_write_tool_cannot_write_through_exec(roots: Roots) -> None:
     env = env_for("openclaw", roots, run_tools=frozenset({"exec", "read"}))
     v = decide_call(p3(env), "exec", {"command": "echo x > notes.txt"}, env).verdict
