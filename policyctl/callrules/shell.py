@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class ShellLimits:
     max_bytes: int = 64 * 1024
+    #: for the whole line: nested `sh -c` scripts, heredocs and backticks share it
     parse_seconds: float = 0.25
     max_depth: int = 8
 
@@ -80,11 +81,14 @@ _BEYOND_PLANE_2 = re.compile("[\U00030000-\U0010ffff]")
 _CHUNKED_ABOVE = 4096  # smaller lines parse in microseconds; larger ones are parsed in chunks
 
 
-def _parse(source: bytes, seconds: float) -> Node | None:
+def _parse(source: bytes, deadline: float) -> Node | None:
+    """The syntax tree, or None when the deadline (for the whole line, nested scripts
+    included) passes first."""
+    if time.monotonic() > deadline:
+        return None
     parser = _parser()
     if len(source) <= _CHUNKED_ABOVE:
         return parser.parse(source).root_node
-    deadline = time.monotonic() + seconds
 
     def read(offset: int, _point: object) -> bytes:
         return source[offset : offset + _CHUNKED_ABOVE]
@@ -103,7 +107,7 @@ def _parse(source: bytes, seconds: float) -> Node | None:
 
 
 def analyse(script: str, limits: ShellLimits = DEFAULT_LIMITS) -> ShellAnalysis:
-    items = _analyse(script, 0, limits)
+    items = _analyse(script, 0, limits, time.monotonic() + limits.parse_seconds)
     commands = tuple(i for i in items if isinstance(i, Command))
     problems = tuple(i for i in items if isinstance(i, Problem))
     moves = any(isinstance(i, DirectoryChange) for i in items)
@@ -111,7 +115,7 @@ def analyse(script: str, limits: ShellLimits = DEFAULT_LIMITS) -> ShellAnalysis:
     return ShellAnalysis(commands, accesses, problems, moves)
 
 
-def _analyse(script: str, depth: int, limits: ShellLimits) -> list[Item]:
+def _analyse(script: str, depth: int, limits: ShellLimits, deadline: float) -> list[Item]:
     shown = script if len(script) <= 80 else script[:77] + "..."
     if depth > limits.max_depth:
         return [Problem(f"scripts nested deeper than {limits.max_depth} levels", shown)]
@@ -129,10 +133,10 @@ def _analyse(script: str, depth: int, limits: ShellLimits) -> list[Item]:
         return [Problem(f"the command is longer than {limits.max_bytes} bytes", shown)]
     if b"\\\n" in source:
         source = join_continued_lines(script).encode("utf-8")
-    root = _parse(source, limits.parse_seconds)
+    root = _parse(source, deadline)
     if root is None:
         return [Problem(f"parsing took longer than {limits.parse_seconds} s", shown)]
-    walker = _Walker(source, depth, limits)
+    walker = _Walker(source, depth, limits, deadline)
     if root.has_error:
         walker.items.append(Problem("the shell parser did not accept the line", _first_error(root)))
     walker.walk(root)
@@ -179,7 +183,8 @@ _NOT_A_FILE = {"/dev/null"}
 
 
 class _Walker:
-    def __init__(self, source: bytes, depth: int, limits: ShellLimits) -> None:
+    def __init__(self, source: bytes, depth: int, limits: ShellLimits, deadline: float) -> None:
+        self.deadline = deadline
         self.source = source
         self.depth = depth
         self.limits = limits
@@ -223,7 +228,7 @@ class _Walker:
         if not text.startswith("`") or "\\" not in text:
             return False
         inner = re.sub(r"\\([\\`$])", r"\1", text[1:-1] if text.endswith("`") else text[1:])
-        self.items.extend(_analyse(inner, self.depth + 1, self.limits))
+        self.items.extend(_analyse(inner, self.depth + 1, self.limits, self.deadline))
         return True
 
     def heredoc(self, node: Node) -> None:
@@ -243,7 +248,7 @@ class _Walker:
         if "$" not in text and "`" not in text:
             return
         quoted = ': "' + _as_double_quoted(text) + '"'
-        found = _analyse(quoted, self.depth + 1, self.limits)
+        found = _analyse(quoted, self.depth + 1, self.limits, self.deadline)
         if found and isinstance(found[0], Command) and found[0].words[:1] == (":",):
             found = found[1:]  # the `:` that carried the string
         self.items.extend(found)
@@ -264,7 +269,7 @@ class _Walker:
             self.extra[body.id] = tuple(extra)
 
     def recurse(self, script: str, depth: int) -> list[Item]:
-        return _analyse(script, depth, self.limits)
+        return _analyse(script, depth, self.limits, self.deadline)
 
     def command(self, node: Node, extra: tuple[Node, ...] = ()) -> list[Node]:
         """Decide-ready words of one simple command; returns the children to descend into."""

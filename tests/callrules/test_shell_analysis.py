@@ -128,6 +128,11 @@ def test_parse_time_limit_and_the_parser_recovers() -> None:
     assert not again.problems and len(again.commands) == 1200
 
 
+def test_the_parse_deadline_covers_nested_scripts() -> None:
+    (problem,) = analyse("sh -c 'ls'", ShellLimits(parse_seconds=-1.0)).problems
+    assert "parsing took longer" in problem.reason
+
+
 def test_depth_limit() -> None:
     line = "sh -c \"sh -c 'rm x'\""
     assert analyse(line).commands[0].words == ("rm", "x")
