@@ -57,7 +57,7 @@ class ToolRow(_Strict):
     @model_validator(mode="after")
     def _kind_needs_key(self) -> ToolRow:
         if (self.argument_kind is None) != (self.argument_key is None):
-            raise ValueError("argument_kind and argument_key are given together")
+            raise ValueError("argument_kind and argument_key go together: give both or neither")
         if self.cwd_key is not None and self.argument_kind is None:
             raise ValueError("cwd_key needs argument_kind")
         return self
