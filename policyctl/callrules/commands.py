@@ -78,6 +78,11 @@ UNANALYSABLE = {
     ".": ". runs a file the rules cannot see",
 }
 CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
+#: bash's reserved words: never the name of a simple command bash runs
+RESERVED = frozenset(
+    {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case"}
+    | {"esac", "select", "function", "in", "[[", "]]", "}"}
+)
 
 
 CLIP = 200
@@ -123,6 +128,11 @@ def expand(
     first = words[0]
     if first is None:
         items.append(Problem("the command word is an expansion", text))
+        return items
+    if first in RESERVED:
+        # the grammar misreads compound commands after `time` and `coproc` (`time if a; then
+        # b; fi`) as simple commands named `if`: their parts cannot be trusted
+        items.append(Problem(f"a compound command ({first}) the parser misread", text))
         return items
     name = basename(first)
     if name in UNANALYSABLE:

@@ -176,6 +176,7 @@ _LEAVES = frozenset(
         "regex",
     }
 )
+_UNESCAPED_SPACE = re.compile(r"(?<!\\)\s")
 _HEREDOC = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
 _REDIRECT_WRITE = {">", ">>", "&>", "&>>", ">|", ">&", "&>|"}
 _REDIRECT_READ = {"<", "<&"}
@@ -292,6 +293,10 @@ class _Walker:
             if kind == "word":
                 # slice our own bytes: a chunk-parsed tree does not hold the text
                 raw = self.source[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                if _UNESCAPED_SPACE.search(raw):
+                    # an unquoted word never holds a blank: the grammar misread the line
+                    # (`time { { a; }; }` yields a word `{ {`)
+                    self.items.append(Problem("a word the parser misread", raw))
                 words.append(plain_word(raw))
                 continue
             words.append(word_value(child, self.source))

@@ -218,6 +218,11 @@ SHELL_CONSTRUCTS = [
     sh("p2", "time { rm x; }", "deny", RM),
     sh("p2", "! { rm x; }", "deny", RM),
     sh("p1", "time { git status; }", "allow"),
+    sh("p2", "time if true; then rm x; fi", "deny", UNANALYSABLE),  # misread by the grammar
+    sh("p2", "coproc while true; do rm x; done", "deny", UNANALYSABLE),
+    sh("p2", "{ time { if ls; then rm x; fi; }; }", "deny", UNANALYSABLE),
+    sh("p2", "time { { rm x; }; }", "deny", UNANALYSABLE),
+    sh("p2", "a\\ b c", "allow"),  # an escaped blank is part of the word
     sh("p1", "cat <(rm x)", "deny", RM),
     sh("p1", "echo hi > >(rm x)", "deny", RM),
     sh("p1", "if true; then rm x; fi", "deny", RM),
