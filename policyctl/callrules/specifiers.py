@@ -92,6 +92,20 @@ def compile_matcher(entry: str, spec: ArgumentSpec) -> Matcher:
         raise SpecifierError(SpecifierProblem("PC350", "the entry has no specifier", entry, 0))
     if inner.strip() == "*":
         return AnyCall()
+    if spec.kind is ArgumentKind.SHELL and looks_keyed(inner):
+        key, _, rest = inner.partition("=")
+        value = rest.split(",", 1)[0].strip()
+        if key.strip() != spec.key and " " in value and not value.startswith('"'):
+            raise SpecifierError(
+                SpecifierProblem(
+                    "PC351",
+                    "commands are matched after their VAR=value assignments are stripped, "
+                    "so this never matches",
+                    entry,
+                    offset,
+                    f'write {tool}({value.split(" ", 1)[1]}) (or key="..." for an argument)',
+                )
+            )
     if looks_keyed(inner) and not (spec.kind is ArgumentKind.PATH and "/" in inner.split("=")[0]):
         matcher = parse_keyed(inner, entry, offset)
         if spec.key is not None and spec.kind is not ArgumentKind.KEYED:

@@ -28,6 +28,7 @@ BAD = [
     ("exec(echo `id`)", "PC351", 10),
     ("exec(a\nb)", "PC351", 6),
     ("exec(command=git *)", "PC355", 5),
+    ("exec(FOO=1 make all)", "PC351", 5),
     ("read(!secret)", "PC352", 5),
     ("read(~bob/x)", "PC352", 5),
     ("read(./a/../b)", "PC352", 5),
