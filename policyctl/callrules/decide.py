@@ -18,7 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .model import CallDecision, Effect, LayerCallRules, Reason, ToolCallRules, Verdict
+from .model import (
+    ArgumentKind,
+    CallDecision,
+    Effect,
+    LayerCallRules,
+    Reason,
+    ToolCallRules,
+    Verdict,
+)
 from .subject import CallEnvironment, Part, Subject, build_subject
 
 
@@ -173,9 +181,10 @@ def most_restrictive(verdicts: Sequence[Verdict]) -> Verdict:
 
 def _needs_analysis(layers: Sequence[LayerCallRules], tool: str, env: CallEnvironment) -> bool:
     """False when no layer has rules that could meet this call: the call pays nothing more."""
-    if any(tool in layer.tools for layer in layers):
-        return True
-    if env.spec(tool).kind.value != "shell":
+    for layer in layers:
+        if tool in layer.tools:
+            return True
+    if env.spec(tool).kind is not ArgumentKind.SHELL:
         return False
     for access_tool in (env.read_tool, env.write_tool):
         if access_tool is None:
@@ -202,6 +211,14 @@ def decide_call(
         # no layer has a rule that could meet this call: no per-layer verdicts to report
         return CallDecision(tool, Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool), ())
     subject = build_subject(tool, args, env)
+    verdicts = tuple(decide_layer(layer, subject) for layer in layers)
+    if not subject.accesses:  # the common case: the layers say it all
+        overall = (
+            most_restrictive(verdicts)
+            if verdicts
+            else Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool)
+        )
+        return CallDecision(tool, overall, verdicts)
     run_level: list[Verdict] = []
     for access_tool, part in subject.accesses:
         if not env.has(access_tool):
@@ -215,7 +232,6 @@ def decide_call(
                     f"a file, and the run has no tool {access_tool}",
                 )
             )
-    verdicts = tuple(decide_layer(layer, subject) for layer in layers)
     combined = [*run_level, *verdicts]
     overall = (
         most_restrictive(combined)
