@@ -127,6 +127,14 @@ CODES: dict[str, CodeInfo] = _codes(
         "without rules.",
     ),
     (
+        "PC120",
+        E,
+        "reload failed unexpectedly",
+        "Reloading the policy raised an error that is not a diagnostic of the policy itself (an "
+        "I/O or internal error). The last good version stays in service; the message names the "
+        "error.",
+    ),
+    (
         "PC201",
         E,
         "unknown key",
@@ -248,6 +256,61 @@ CODES: dict[str, CodeInfo] = _codes(
         "match. Use the kind's own form (`exec(git *)`), which decides every command of the line.",
     ),
     (
+        "PC380",
+        E,
+        "duplicate byProvider key",
+        "Two `byProvider` keys of one scope are the same after normalisation (trimmed, "
+        "lowercased, provider aliases canonicalised): one would silently replace the other.",
+    ),
+    (
+        "PC381",
+        E,
+        "tool name is entry syntax",
+        "A tool name contains `*`, starts with `group:`, or is a plugin id (`bundle-mcp`, another "
+        "plugin's id). Wherever names are read back as entries it would match more than itself, "
+        "so such a tool is refused: at compile time in the declared inventory, and dropped "
+        "from a runtime inventory.",
+    ),
+    (
+        "PC382",
+        E,
+        "plugin id is a core tool name",
+        "A declared plugin's id is the name (or an alias) of a core tool, so `allow: [<tool>]` "
+        "would grant every tool of the plugin. Give the plugin another id.",
+    ),
+    (
+        "PC383",
+        W,
+        "plugin tools dropped: id is a core tool name",
+        "A runtime inventory has a plugin whose id is the name of a core tool; its tools are "
+        "dropped from the run, since an entry naming the core tool would grant them all.",
+    ),
+    (
+        "PC384",
+        W,
+        "caller field ignored",
+        "The caller supplied an agent, a spawning session or a subagent depth that disagrees "
+        "with the run's session key. The session key is the authority: the field is ignored, "
+        "so a caller cannot pick a looser policy.",
+    ),
+    (
+        "PC320",
+        E,
+        "unknown group",
+        "A `group:<name>` entry names no group. Groups are a closed set: the catalog's section "
+        "groups and its named groups (`group:openclaw`), plus `group:plugins`. OpenClaw keeps an "
+        "unknown group as a literal that matches nothing, silently; in a deny list that is a "
+        "hole, so policyctl refuses it in every list.",
+    ),
+    (
+        "PC321",
+        E,
+        "mistyped sender key type",
+        "A `toolsBySender` key starts with a near-miss of a sender key type (`idd:42` for "
+        "`id:42`). Read as an untyped key it would match the sender id `idd:42`, which no sender "
+        "has, so the rule would silently apply to nobody.",
+    ),
+    (
         "PC401",
         W,
         "unknown allow entries",
@@ -346,6 +409,56 @@ CODES: dict[str, CodeInfo] = _codes(
         "`alsoAllow` to lift single tools, or repeat the defaults you still want.",
     ),
     (
+        "PC430",
+        W,
+        "group sender rule shadows the group's tools",
+        "In a channel group, a matching `toolsBySender` entry is used instead of the group's "
+        "`tools`, not together with them (first hit wins, as in OpenClaw). Entries of the group's "
+        "`tools` that the sender entry does not repeat do not apply to the senders it matches: "
+        "a deny written for the whole group leaves those senders. An error under --strict.",
+    ),
+    (
+        "PC431",
+        W,
+        "allow glob also grants core tools",
+        "An allow glob that looks meant for a plugin or MCP server (`github_*` next to the MCP "
+        "server `github`) also matches core tools of the catalog (`github_publish`). MCP tools "
+        "are named `<server>__<tool>`: write `github__*` to allow only the server's tools.",
+    ),
+    (
+        "PC432",
+        W,
+        "allow entry never takes effect",
+        "In every run where this list applies, an earlier layer has already removed the tools "
+        "the entry names (tools are only ever removed: a later layer cannot give a tool back). "
+        "This includes a profile that leaves out what a later allow list names, and `alsoAllow` "
+        "outside the profile layer, which cannot widen past the profile.",
+    ),
+    (
+        "PC433",
+        Severity.INFO,
+        "policy test file",
+        "`validate` was given a policy test file (`*.test.yaml`, or a file with `policy:` and "
+        "`cases:` or `invariants:`). It is validated as a test file, not as a policy; "
+        "`policyctl test FILE` runs it.",
+    ),
+    (
+        "PC434",
+        Severity.INFO,
+        "bundle",
+        "`validate` was given a bundle written by `policyctl compile`. Its content hash was "
+        "verified and the policy it holds was checked; edit and validate the policy files it "
+        "was compiled from.",
+    ),
+    (
+        "PC435",
+        E,
+        "test file named as a policy",
+        "The file holds a policy test file (`policy:` and `cases:` or `invariants:`) but its "
+        "name does not end in `.test.yaml`, `.test.toml` or `.test.json`. As a policy it would "
+        "be refused; rename it so that `validate` and `test` treat it as a test file.",
+    ),
+    (
         "PC416",
         E,
         "invalid bundle",
@@ -358,6 +471,42 @@ CODES: dict[str, CodeInfo] = _codes(
         "contexts sampled",
         "The policy declares more distinct contexts than --max-contexts; the empty-tool-set "
         "check ran on a deterministic sample.",
+    ),
+    # -- context values the policy does not know (contextcheck.py) -------------------------
+    (
+        "PC450",
+        W,
+        "unknown agent",
+        "The run names an agent that has no entry in agents.entries, so it gets only the "
+        "defaults; usually a typo of an agent id (the closest one is suggested).",
+    ),
+    (
+        "PC451",
+        W,
+        "unknown provider",
+        "The run's provider matches no tools.byProvider key but is close to one: the provider "
+        "profile and rules of that key do not apply.",
+    ),
+    (
+        "PC452",
+        W,
+        "unknown channel",
+        "The run's channel has no configuration in channels (and a group is named, or a "
+        "configured channel is close to it), so no group policy applies.",
+    ),
+    (
+        "PC453",
+        W,
+        "unknown group",
+        "The run's group id matches no key of its channel's groups map (group ids are exact "
+        'and case-sensitive), so only the "*" group, if any, applies.',
+    ),
+    (
+        "PC454",
+        W,
+        "unknown account",
+        "The run's account has no configuration under its channel's accounts, so the "
+        "channel-wide groups apply (a scheduled run there fails closed instead, PC409).",
     ),
 )
 

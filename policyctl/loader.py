@@ -103,8 +103,13 @@ def detect_format(name: str) -> str:
     return "yaml"
 
 
-def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
-    """Text -> a located top-level mapping (an empty file is an empty mapping)."""
+def parse_text(
+    text: str, name: str, fmt: str, limits: Limits, problems: list[Diagnostic] | None = None
+) -> LocMap:
+    """Text -> a located top-level mapping (an empty file is an empty mapping).
+
+    Duplicate keys are refused; with `problems`, they are reported there instead and the
+    first value is kept, so `validate` can go on checking the rest of the file."""
     if fmt == "toml":
         located = _parse_toml(text, name, limits)
         if not located:
@@ -113,9 +118,9 @@ def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
     if fmt == "json":
         from .jsonpos import parse_json
 
-        value = parse_json(text, name, limits)
+        value = parse_json(text, name, limits, problems)
     else:
-        value = _YamlReader(name, limits).read(text)
+        value = _YamlReader(name, limits).read(text, problems)
     if value is None:
         raise _empty(name)
     if not isinstance(value, LocMap):
@@ -211,12 +216,14 @@ class _YamlReader:
         self.total = 0
         self.root: Any = None
         self.documents = 0
+        self.duplicates: list[Diagnostic] = []
+        self.dropped: list[tuple[LocMap, str]] = []
 
     def src(self, event: Any) -> Source:
         mark = event.start_mark
         return Source(self.name, mark.line + 1, mark.column + 1)
 
-    def read(self, text: str) -> Any:
+    def read(self, text: str, problems: list[Diagnostic] | None = None) -> Any:
         from ruamel.yaml import YAML
         from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -235,6 +242,14 @@ class _YamlReader:
             raise _fail("PC103", f"YAML syntax error: {exc}", Source(self.name, 1, 1)) from None
         except RecursionError:
             raise _fail("PC107", "nesting too deep to parse", Source(self.name, 1, 1)) from None
+        if self.duplicates and problems is None:
+            raise PolicyError(self.duplicates)
+        problems = problems if problems is not None else []
+        problems.extend(self.duplicates)
+        for container, marker in self.dropped:
+            container.pop(marker, None)
+            container.key_src.pop(marker, None)
+            container.val_src.pop(marker, None)
         return self.root
 
     def on_event(self, event: Any) -> None:
@@ -323,9 +338,16 @@ class _YamlReader:
                     fix="use `extends:` to share settings between files",
                 )
             if event.value in top.container:
+                # every duplicate is reported at the end, not just the first: the later value
+                # is read under a key no policy has, and the file is refused anyway
                 first = top.container.key_src.get(event.value)
                 where = f" (first at line {first.line})" if first else ""
-                raise _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+                found = _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+                self.duplicates.extend(found.diagnostics)
+                top.key, top.key_src = f"\x00duplicate {len(self.duplicates)}", src
+                self.dropped.append((top.container, top.key))
+                self.count(1, event)
+                return
             top.key, top.key_src = event.value, src
             self.count(1, event)
             return
@@ -386,15 +408,17 @@ def load_document(
     limits: Limits | None = None,
     text: str | None = None,
     reader: Reader | None = None,
+    problems: list[Diagnostic] | None = None,
 ) -> LoadedDocument:
     """Read a policy file and everything it `extends`, merged, with locations kept.
 
     `reader` replaces reading from disk (for every file, the root included unless `text` is
-    given): `policyctl diff HEAD~1:policy.yaml ...` reads a revision's files through git."""
+    given): `policyctl diff HEAD~1:policy.yaml ...` reads a revision's files through git.
+    `problems` collects duplicate keys instead of refusing the file (see `parse_text`)."""
     limits = limits or default_limits()
     root = FsPath(path)
     files: list[str] = []
-    merged = _load_with_extends(root, limits, (), files, text, None, reader)
+    merged = _load_with_extends(root, limits, (), files, text, None, reader, problems)
     data, index = flatten(merged)
     return LoadedDocument(data, index, str(root), tuple(files))
 
@@ -407,6 +431,7 @@ def _load_with_extends(
     text: str | None,
     named_at: Source | None,
     reader: Reader | None = None,
+    problems: list[Diagnostic] | None = None,
 ) -> LocMap:
     real = path.resolve()
     if real in chain:
@@ -425,7 +450,7 @@ def _load_with_extends(
             raise _fail("PC101", f"{shown} does not exist", named_at)
         text = read_text(path, limits, shown)
     files.append(shown)
-    doc = parse_text(text, shown, detect_format(shown), limits)
+    doc = parse_text(text, shown, detect_format(shown), limits, problems)
     parents = doc.pop("extends", None)
     if parents is None:
         return doc
@@ -446,7 +471,9 @@ def _load_with_extends(
                 "PC202", "extends entries must be non-empty paths", item_src, path="extends"
             )
         target = path.parent / item
-        loaded = _load_with_extends(target, limits, (*chain, real), files, None, item_src, reader)
+        loaded = _load_with_extends(
+            target, limits, (*chain, real), files, None, item_src, reader, problems
+        )
         base = loaded if base is None else merge(base, loaded)
     assert base is not None or not items
     return merge(base, doc) if base is not None else doc

@@ -25,8 +25,8 @@ from .context import RunContext
 from .diagnostics import Diagnostic, PolicyError
 from .inventory import Inventory, Tool
 from .loader import load_document
-from .resolution import Resolution
-from .resolve import resolve
+from .pipeline.engine import Resolver
+from .pipeline.result import Resolution
 
 log = logging.getLogger("policyctl.store")
 
@@ -56,6 +56,8 @@ class PolicyStore:
         self.on_reload = on_reload
         self.interval = interval
         self._current: CompiledPolicy | None = None
+        #: the policy in service and its resolver, swapped together in one assignment
+        self._serving: tuple[CompiledPolicy, Resolver] | None = None
         self._version = 0
         self._errors: tuple[Diagnostic, ...] = ()
         self._watched: tuple[Path, ...] = (self.path,)
@@ -87,10 +89,10 @@ class PolicyStore:
         inventory: Inventory | Iterable[Tool] | None = None,
         **kw: Any,
     ) -> Resolution:
-        policy = self._current  # one read: this resolve stays on this version
-        if policy is None:
+        serving = self._serving  # one read: this resolve stays on this version
+        if serving is None:
             raise PolicyUnavailable(str(self.path), self._errors)
-        return resolve(policy, context, inventory, **kw)
+        return serving[1].resolve(context, inventory, **kw)
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -132,7 +134,7 @@ class PolicyStore:
             except Exception as exc:  # never let a reload take the service down
                 self._fingerprint = before
                 self._report(
-                    (Diagnostic.make("PC103", f"reload failed: {type(exc).__name__}: {exc}"),)
+                    (Diagnostic.make("PC120", f"reload failed: {type(exc).__name__}: {exc}"),)
                 )
                 return False
             watched = [Path(f) for f in loaded.files]
@@ -150,6 +152,7 @@ class PolicyStore:
             # A write that raced this load changes the root's digest between `before` and
             # `after`: forget the fingerprint so the next check loads again.
             self._fingerprint = after if after[0] == before[0] else None
+            self._serving = (policy, Resolver(policy))
             self._current = policy
             self._version += 1
             self._errors = ()

@@ -42,6 +42,8 @@ CASES: dict[str, str] = {
     "resolve-platform-leaf": "resolve examples/platform.toml --agent orchestrator --session-key agent:orchestrator:subagent:a:subagent:b",
     "resolve-warnings": "resolve tests/data/tiny.yaml --channel slack --group C1",
     "resolve-caller-group-ignored": "resolve tests/data/tiny.yaml --session-key agent:main:slack:group:C1 --group C2",
+    "resolve-unknown-context": "resolve examples/chatbot.yaml --agent suport --channel slack --account acme-enterprse --group C0SECURE",
+    "explain-unknown-context": "explain examples/team.yaml --agent codr --provider olama --tool exec",
     "resolve-cron-account-gone": "resolve tests/data/tiny.yaml --channel slack --account gone --group C1 --trigger cron",
     "resolve-bundle": "resolve tests/data/tiny.bundle.json --channel slack --group C1",
     "resolve-invalid": "resolve tests/broken/PC302.yaml",
@@ -52,6 +54,8 @@ CASES: dict[str, str] = {
     "explain-reviewer-json": "explain examples/team.yaml --agent reviewer --provider openai --tool web_fetch --format json",
     "explain-chatbot-sandbox": "explain examples/chatbot.yaml --agent support --session-key agent:support:slack:group:C0ENGINEERING --tool conversations_list",
     "explain-platform-optional-plugin": "explain examples/platform.toml --agent orchestrator --tool voice_call",
+    "explain-every-blocker": "explain tests/data/blockers.yaml --session-key agent:support:slack:group:C0SUPPORT --tool bash",
+    "validate-test-file-and-bundle": "validate examples/team.test.yaml tests/data/tiny.bundle.json",
     "explain-code": "explain PC303",
     "explain-unknown-code": "explain PC999",
     # test, matrix, diff
@@ -76,6 +80,8 @@ CASES: dict[str, str] = {
     "fmt-check-unformatted": "fmt --check tests/data/unformatted.yaml",
     "fmt-toml": "fmt --check examples/platform.toml",
     "import-openclaw": "import tests/data/openclaw.json5",
+    "import-openclaw-slack-mcp": "import tests/data/openclaw-slack-mcp.json5",
+    "fmt-check-mixed": "fmt --check examples/platform.toml examples/team.yaml",
     "schema-check": "schema --output-dir schemas --check",
 }
 

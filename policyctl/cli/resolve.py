@@ -8,8 +8,9 @@ import sys
 from .common import EXIT_FINDINGS, EXIT_OK, add_context_flags, subcommand
 
 HELP = "print the tools a run may use"
-EXAMPLE = """example:
+EXAMPLE = """examples:
   policyctl resolve examples/team.yaml --agent coder --provider openai --model gpt-5.4
+  policyctl resolve examples/platform.toml --agent orchestrator --add-tool deploy@ops
   policyctl resolve examples/chatbot.yaml --session-key agent:support:slack:group:C123 --format json
 """
 
@@ -31,6 +32,16 @@ def resolve_for_cli(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     ctx = context_from_args(args)
     inventory = inventory_from_args(args, policy)
     return policy, resolve(policy, ctx, inventory, require_tools=False)
+
+
+def print_context_warnings(res, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """`explain` prints only the warnings about the context (PC450-PC454) in text."""
+    from ..contextcheck import CONTEXT_CODES
+    from .output import render_diagnostics
+
+    notes = [w for w in res.warnings if w.code in CONTEXT_CODES]
+    if notes and fmt == "text":
+        print(render_diagnostics(notes, sys.stdout))
 
 
 def run(args: argparse.Namespace) -> int:
