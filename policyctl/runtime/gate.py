@@ -236,7 +236,9 @@ class CallGate:
             if hooked.params != params:
                 # a hook's rewrite is held to the same schema as the model's own arguments
                 try:
-                    params = coerce_arguments(hooked.params, prepared.tool.parameters)
+                    params = coerce_arguments(
+                        hooked.params, prepared.tool.parameters, accept=prepared.tool.accept
+                    )
                 except ArgumentError as exc:
                     log.warning("a hook rewrote the parameters of tool %s: %s", name, exc)
                     reason = f"a hook rewrote the parameters into ones {name} does not take: {exc}"

@@ -163,7 +163,9 @@ class ToolRegistry:
         if tool is None or not resolution.is_allowed(name):
             return self._miss(name, resolution)
         try:
-            return PreparedCall(tool, coerce_arguments(raw_arguments, tool.parameters))
+            return PreparedCall(
+                tool, coerce_arguments(raw_arguments, tool.parameters, accept=tool.accept)
+            )
         except ArgumentError as exc:
             return CallError(name, f"invalid arguments for {name}: {exc}", kind="arguments")
 
