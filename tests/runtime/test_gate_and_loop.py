@@ -285,3 +285,22 @@ def test_a_hook_past_its_timeout_blocks_and_a_quick_one_runs_in_the_callers_task
     if sys.version_info >= (3, 11):  # 3.10 has no asyncio.timeout: wait_for's own task
         assert tasks == [caller]  # no task (and no event-loop turn) per hook
     assert out.veto is not None and out.veto.kind == "hook" and calls == []
+
+
+def test_a_refusal_is_logged_with_its_provenance_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    gate = gate_for([make([])], "catalog: nanobot\ntools:\n  deny: [read_file]\n")
+    with caplog.at_level(logging.INFO, logger="policyctl.runtime"):
+        out = asyncio.run(gate.call("read_file", {"path": "a"}))
+    assert out.veto is not None and out.veto.kind == "policy"
+    assert "tool read_file refused" in caplog.text and '"removedBy"' in caplog.text
+
+
+def test_a_repeated_refusal_follows_a_registry_change() -> None:
+    calls: list[Any] = []
+    gate = gate_for([make(calls), make(calls, name="web_search")])
+    first = asyncio.run(gate.call("no_such_tool", {}))
+    assert first.veto is not None and "web_search" in first.veto.reason
+    assert asyncio.run(gate.call("no_such_tool", {})).veto == first.veto  # the same answer again
+    gate.registry.unregister("web_search")
+    after = asyncio.run(gate.call("no_such_tool", {}))
+    assert after.veto is not None and "web_search" not in after.veto.reason
