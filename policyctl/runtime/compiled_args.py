@@ -16,21 +16,28 @@ they are fixed when the tool is made.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
-from .arguments import _CHECKS, Acceptor, _cast_scalar, _kinds
+from .arguments import Acceptor, _cast_scalar, _kinds
 
 # keywords that only describe: they never change what validates
 _DESCRIPTIVE = frozenset(
     {"description", "title", "default", "format", "examples", "deprecated", "$comment", "$schema"}
 )
 _ROOT_KEYS = _DESCRIPTIVE | {"type", "properties", "required", "additionalProperties"}
-_SCALAR_KINDS = frozenset({"string", "integer", "number", "boolean", "null"})
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})  # exact types: no subclasses
+# the exact Python types of the scalars each JSON type takes (true is not an integer)
+_TYPES_OF: dict[str, frozenset[type]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "null": frozenset({type(None)}),
+}
 
-# per property: (kinds, whether a string is cast, whether a float is cast to int, checks)
-_Prop = tuple[list[str], bool, bool, tuple[Callable[[Any], bool], ...]]
+# per property: (kinds, whether a string is cast, whether a float is cast to int, the exact
+# types it takes, None for any)
+_Prop = tuple[list[str], bool, bool, frozenset[type] | None]
 
 
 def compile_acceptor(schema: dict[str, Any]) -> Acceptor | None:
@@ -56,12 +63,12 @@ def compile_acceptor(schema: dict[str, Any]) -> Acceptor | None:
                     return None
                 out[key] = item
                 continue
-            kinds, cast_text, cast_float, checks = prop
+            kinds, cast_text, cast_float, takes = prop
             if cast_text and kind is str:
                 item = _cast_scalar(item, kinds)
             elif cast_float and kind is float:
                 item = int(item) if item.is_integer() else item
-            if checks and not any(check(item) for check in checks):
+            if takes is not None and type(item) not in takes:
                 return None
             out[key] = item
         for name in required:
@@ -82,10 +89,10 @@ def _flat_properties(schema: dict[str, Any]) -> dict[str, _Prop] | None:
         if not isinstance(sub, dict) or not set(sub) <= _DESCRIPTIVE | {"type", "nullable"}:
             return None
         kinds = _kinds(sub)
-        if not set(kinds) <= _SCALAR_KINDS or ("type" in sub and not kinds):
+        if not set(kinds) <= set(_TYPES_OF) or ("type" in sub and not kinds):
             return None
-        checks = tuple(_CHECKS[k] for k in kinds)
+        takes = frozenset().union(*(_TYPES_OF[k] for k in kinds)) if kinds else None
         cast_text = bool(kinds) and "string" not in kinds
         cast_float = "integer" in kinds and "number" not in kinds
-        out[name] = (kinds, cast_text, cast_float, checks)
+        out[name] = (kinds, cast_text, cast_float, takes)
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,15 +55,44 @@ def outcome(raw: Any, schema: dict[str, Any], **kw: Any) -> Any:
         return ("error", str(exc))
 
 
-@settings(max_examples=600, deadline=None)
-@given(flat_schemas(), st.dictionaries(st.sampled_from([*NAMES, "other"]), values, max_size=4))
-def test_the_acceptor_agrees_with_the_general_path(schema: dict[str, Any], raw: Any) -> None:
+@settings(max_examples=800, deadline=None)
+@given(st.data())
+def test_the_acceptor_agrees_with_the_general_path(data: Any) -> None:
+    schema = data.draw(flat_schemas())
+    names = st.sampled_from([*sorted(schema["properties"]), "other"])
+    raw = data.draw(st.dictionaries(names, values, max_size=4))
+    agree(schema, raw)
+
+
+def agree(schema: dict[str, Any], raw: Any) -> None:
     accept = compile_acceptor(schema)
-    assert accept is not None  # every generated schema is flat
+    assert accept is not None  # every schema here is flat
     general = outcome(raw, schema)
     assert outcome(raw, schema, accept=accept) == general
     if general[0] == "ok":  # never the caller's dict: a tool cannot change what was logged
         assert accept(raw) is not raw
+
+
+@pytest.mark.parametrize(
+    ("kind", "value"),
+    [
+        ("integer", True),  # JSON true is not 1
+        ("number", False),
+        ("integer", 2.0),  # cast to 2
+        ("integer", 2.5),
+        ("integer", "7"),
+        ("number", "1e999"),  # cast to infinity: refused
+        ("boolean", "yes"),
+        ("null", "none"),
+        ("string", 3),
+        ("integer", float("nan")),
+        (["integer", "null"], "null"),
+    ],
+)
+def test_the_acceptor_agrees_on_the_edges(kind: Any, value: Any) -> None:
+    schema = check_tool_schema("t", {"properties": {"p": {"type": kind}}, "required": ["p"]})
+    agree(schema, {"p": value})
+    agree(schema, {"arguments": {"p": value}})  # the wrapper goes the general way
 
 
 def test_a_schema_with_any_other_keyword_has_no_acceptor() -> None:
