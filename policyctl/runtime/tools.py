@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
+from .arguments import Acceptor
+from .compiled_args import compile_acceptor
 from .schema import check_tool_schema, schema_for_annotation
 
 Execute = Callable[..., Awaitable[Any]]
@@ -20,7 +22,8 @@ class RuntimeTool:
     `read_only` tools that are not `exclusive` are concurrency-safe: consecutive calls of such
     tools run together. `plugin_id` is None for core tools; MCP tools use `bundle-mcp`.
     `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`):
-    changing the dict given here, or one `to_schema` returned, never changes validation.
+    changing the dict given here, or one `to_schema` returned, never changes validation. `accept`
+    is the fast path compiled from that copy (`compiled_args.py`), passed to `coerce_arguments`.
     """
 
     name: str
@@ -32,9 +35,11 @@ class RuntimeTool:
     plugin_id: str | None = None
     optional: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    accept: Acceptor | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "parameters", check_tool_schema(self.name, self.parameters))
+        object.__setattr__(self, "accept", compile_acceptor(self.parameters))
 
     @property
     def concurrency_safe(self) -> bool:
