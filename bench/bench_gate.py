@@ -4,8 +4,8 @@
 
 Times `await Runtime.gate(resolution).call(name, arguments)`: the path every model tool call
 takes in `run_loop` (registry lookup and argument preparation from a JSON string with a
-string-to-integer cast, loop detection, one policy hook, execution of a no-op tool, one
-observer). Calls rotate over the allowed tools with varied arguments, as a real run makes
+string-to-integer cast, loop detection, one policy hook, execution of a no-op tool; no
+observer, which the target does not include). Calls rotate over the allowed tools with varied arguments, as a real run makes
 them, so loop detection never vetoes. Each call is asserted to have run.
 """
 
@@ -52,11 +52,8 @@ def setup(count: int) -> tuple[CallGate, list[tuple[str, str]], list[int]]:
     async def hook(_event: ToolCallEvent) -> None:
         return None
 
-    async def observer(_event: ToolCallEvent, _result: Any) -> None:
-        return None
-
     registry = ToolRegistry([RuntimeTool(n, n, SCHEMA, noop) for n in sc.core])
-    runtime = Runtime(policy, registry, ScriptedProvider([]), hooks=[hook], observers=[observer])
+    runtime = Runtime(policy, registry, ScriptedProvider([]), hooks=[hook])
     resolution = runtime.resolve(sc.context())
     expected = sc.expected(sc.context(), [t for t in registry.inventory(policy.catalog).tools])
     assert resolution.allowed == expected
