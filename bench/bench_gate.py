@@ -5,8 +5,9 @@
 Times `await Runtime.gate(resolution).call(name, arguments)`: the path every model tool call
 takes in `run_loop` (registry lookup and argument preparation from a JSON string with a
 string-to-integer cast, loop detection, one policy hook, execution of a no-op tool; no
-observer, which the target does not include). Calls rotate over the allowed tools with varied arguments, as a real run makes
-them, so loop detection never vetoes. Each call is asserted to have run.
+observer, which the target does not include). Calls rotate over the allowed tools with varied
+arguments, as a real run makes them, so loop detection never vetoes. Each call is asserted
+to have run.
 """
 
 from __future__ import annotations
