@@ -239,7 +239,7 @@ class CallGate:
                 # a hook's rewrite is held to the same schema as the model's own arguments
                 try:
                     params = coerce_arguments(
-                        hooked.params, prepared.tool.parameters, accept=prepared.tool.accept
+                        hooked.params, prepared.tool.checked_schema, accept=prepared.tool.accept
                     )
                 except ArgumentError as exc:
                     log.warning("a hook rewrote the parameters of tool %s: %s", name, exc)

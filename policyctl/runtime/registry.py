@@ -170,7 +170,7 @@ class ToolRegistry:
             return self._miss(name, resolution)
         try:
             return PreparedCall(
-                tool, coerce_arguments(raw_arguments, tool.parameters, accept=tool.accept)
+                tool, coerce_arguments(raw_arguments, tool.checked_schema, accept=tool.accept)
             )
         except ArgumentError as exc:
             return CallError(name, f"invalid arguments for {name}: {exc}", kind="arguments")

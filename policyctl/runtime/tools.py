@@ -21,9 +21,11 @@ class RuntimeTool:
 
     `read_only` tools that are not `exclusive` are concurrency-safe: consecutive calls of such
     tools run together. `plugin_id` is None for core tools; MCP tools use `bundle-mcp`.
-    `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`):
-    changing the dict given here, or one `to_schema` returned, never changes validation. `accept`
-    is the fast path compiled from that copy (`compiled_args.py`), passed to `coerce_arguments`.
+    `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`); the
+    tool validates with, and advertises, that checked copy (`checked_schema`), so changing the
+    dict given here, `tool.parameters` afterwards, or one `to_schema` returned never changes
+    what is accepted or what the model is told. `accept` is the fast path compiled from the same
+    copy (`compiled_args.py`), passed to `coerce_arguments`.
     """
 
     name: str
@@ -36,10 +38,13 @@ class RuntimeTool:
     optional: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
     accept: Acceptor | None = field(init=False, repr=False, compare=False)
+    checked_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "parameters", check_tool_schema(self.name, self.parameters))
-        object.__setattr__(self, "accept", compile_acceptor(self.parameters))
+        checked = check_tool_schema(self.name, self.parameters)
+        object.__setattr__(self, "checked_schema", checked)
+        object.__setattr__(self, "parameters", copy.deepcopy(checked))  # for reading only
+        object.__setattr__(self, "accept", compile_acceptor(checked))
 
     @property
     def concurrency_safe(self) -> bool:
@@ -51,14 +56,14 @@ class RuntimeTool:
             return {
                 "name": self.name,
                 "description": self.description,
-                "input_schema": copy.deepcopy(self.parameters),
+                "input_schema": copy.deepcopy(self.checked_schema),
             }
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": copy.deepcopy(self.parameters),
+                "parameters": copy.deepcopy(self.checked_schema),
             },
         }
 

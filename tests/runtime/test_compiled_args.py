@@ -110,3 +110,32 @@ def test_a_tool_compiles_its_acceptor_once_when_made() -> None:
     tool = RuntimeTool("t", "t", {"properties": {"n": {"type": "integer"}}}, _noop)
     assert tool.accept is not None and tool.accept({"n": "3"}) == {"n": 3}
     assert tool.accept({"n": "three"}) is None  # the general path words the refusal
+
+
+def test_changing_parameters_after_the_tool_is_made_changes_nothing() -> None:
+    """The fast acceptor and the general check read one private copy: mutating the public
+    `parameters` can neither loosen nor tighten what is accepted, nor what the model is told."""
+    from policyctl.runtime.arguments import coerce_arguments
+    from policyctl.runtime.tools import RuntimeTool
+
+    async def noop(**_: object) -> str:
+        return ""
+
+    schema = {
+        "type": "object",
+        "properties": {"limit": {"type": "integer", "maximum": 10}},
+        "additionalProperties": False,
+    }
+    tool = RuntimeTool("t", "", schema, noop)
+    tool.parameters["properties"]["limit"]["maximum"] = 1000
+    tool.parameters["additionalProperties"] = True
+    from policyctl.runtime.arguments import ArgumentError
+
+    for accept in (tool.accept, None):
+        with pytest.raises(ArgumentError, match="limit"):
+            coerce_arguments('{"limit": 500}', tool.checked_schema, accept=accept)
+        with pytest.raises(ArgumentError):
+            coerce_arguments('{"other": 1}', tool.checked_schema, accept=accept)
+    advertised = tool.to_schema()["function"]["parameters"]
+    assert advertised["properties"]["limit"]["maximum"] == 10
+    assert advertised["additionalProperties"] is False
