@@ -132,6 +132,17 @@ def derive(
         if (spawner.channel, spawner.group) != (own.channel, own.group):
             notes.append(_ignored("spawnedBy", ctx.spawned_by, ctx.session_key))
         spawner = None
+    # A spawning key of another agent does not speak for a subagent of this one: it would
+    # pick the run's channel and group.
+    if (
+        spawner is not None
+        and own is not None
+        and own.agent is not None
+        and spawner.agent is not None
+        and spawner.agent != own.agent
+    ):
+        notes.append(_ignored("spawnedBy", ctx.spawned_by, ctx.session_key))
+        spawner = None
 
     agent = clean(ctx.agent)
     keyed_agent = (own.agent if own else None) or (spawner.agent if spawner else None)

@@ -67,6 +67,32 @@ def test_the_agent_comes_from_the_session_key() -> None:
     assert "PC384" not in codes(res)
 
 
+def test_a_two_part_key_names_the_agent_too() -> None:
+    """F17: `agent:intern` (no rest) parsed as no agent, so `--agent admin` decided."""
+    policy = load_policy_text(POLICY)
+    res = resolve(policy, RunContext(agent="admin", session_key="agent:intern"))
+    assert res.context.agent == "intern"
+    assert not res.is_allowed("exec") and not res.is_allowed("secrets")
+    assert "PC384" in codes(res)
+    assert "PC384" not in codes(resolve(policy, RunContext(session_key="agent:intern")))
+
+
+def test_a_spawning_key_of_another_agent_is_ignored() -> None:
+    """F17: a subagent of agent main took its group from a spawning key of agent admin."""
+    policy = load_policy_text(POLICY)
+    res = resolve(
+        policy,
+        RunContext(session_key="agent:main:subagent:x", spawned_by="agent:admin:slack:group:C2"),
+    )
+    assert res.context.agent == "main" and res.context.group is None
+    assert "PC384" in codes(res)
+    same = resolve(
+        policy,
+        RunContext(session_key="agent:main:subagent:x", spawned_by="agent:main:slack:group:C1"),
+    )
+    assert same.context.group == "C1" and "PC384" not in codes(same)
+
+
 KEYS = [
     "agent:intern:main",
     "agent:intern:slack:group:C1",
