@@ -100,8 +100,14 @@ KEYS = [
     "agent:intern:subagent:a",
     "agent:main:subagent:a:subagent:b",
     "main",
+    "agent:intern",
 ]
-SPAWNERS = [None, "agent:main:slack:group:C1", "agent:intern:slack:group:C1"]
+SPAWNERS = [
+    None,
+    "agent:main:slack:group:C1",
+    "agent:intern:slack:group:C1",
+    "agent:admin:slack:group:C2",
+]
 
 
 @settings(max_examples=200, deadline=None)
