@@ -484,8 +484,9 @@ CODES: dict[str, CodeInfo] = _codes(
         "PC451",
         W,
         "unknown provider",
-        "The run's provider matches no tools.byProvider key but is close to one: the provider "
-        "profile and rules of that key do not apply.",
+        "The run's provider (or provider/model) matches no tools.byProvider key but is close "
+        "to one, such as a model tag or dated snapshot: the provider profile and rules of that "
+        "key do not apply (keys are exact).",
     ),
     (
         "PC452",
