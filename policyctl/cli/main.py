@@ -24,6 +24,7 @@ from . import (
     validate,
 )
 from .common import EXIT_USAGE, Reported, UsageError
+from .output import SafeStream
 
 SUBCOMMANDS = (
     validate,
@@ -60,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    # Every character written goes through SafeStream: no input reaches the terminal raw.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         code: int = args.run(args)
     except Reported as exc:
@@ -69,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # `policyctl resolve ... | head`
         return 0
+    finally:
+        sys.stdout, sys.stderr = streams
     return code
 
 
