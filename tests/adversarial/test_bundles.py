@@ -64,7 +64,7 @@ def _write(tmp_path: Path, bundle: dict[str, Any], name: str = "p.bundle.json") 
 def _load(path: Path, key: bytes | None = None) -> Any:
     from policyctl.bundle import load_bundle
 
-    return load_bundle(path, key=key)
+    return load_bundle(path, key=key) if key is not None else load_bundle(path)
 
 
 def _codes(path: Path, key: bytes | None = None) -> list[str]:
