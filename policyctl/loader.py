@@ -22,6 +22,7 @@ from .keys import collisions, migrate_legacy
 from .located import LocationIndex, LocMap, LocSeq, flatten
 from .merge import merge
 from .settings import Limits, default_limits
+from .shadowing import carry_base_denies
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -506,9 +507,14 @@ class _Loading:
                     "PC202", "extends entries must be non-empty paths", item_src, path="extends"
                 )
             loaded = self.load(path.parent / item, (*chain, real), None, item_src)
-            base = loaded if base is None else merge(base, loaded, self.diagnostics)
+            base = loaded if base is None else self._merge(base, loaded)
         assert base is not None or not items
-        return merge(base, doc, self.diagnostics) if base is not None else doc
+        return self._merge(base, doc) if base is not None else doc
+
+    def _merge(self, base: LocMap, over: LocMap) -> LocMap:
+        """`over` on top of `base`; the base's denies follow into scopes `over` adds that would
+        shadow them (see `shadowing`)."""
+        return carry_base_denies(base, merge(base, over, self.diagnostics))
 
     def _parse(self, path: FsPath, shown: str, text: str | None, named_at: Source | None) -> LocMap:
         self.tried.append(shown)
