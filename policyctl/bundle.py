@@ -12,6 +12,7 @@ cannot be forged without the key, and when a key is configured (POLICYCTL_BUNDLE
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import json
@@ -65,7 +66,9 @@ def build_bundle(loaded: LoadedDocument, policy: CompiledPolicy) -> dict[str, An
         "format": FORMAT,
         "root": _relative(loaded.root, base),
         "files": sorted(_relative(f, base) for f in loaded.files),
-        "catalog": list(policy.catalog.definition),
+        # a copy: the definition belongs to the (cached) catalog, and a bundle is plain data
+        # its caller may change
+        "catalog": copy.deepcopy(list(policy.catalog.definition)),
         "document": doc.model_dump(mode="json", by_alias=True, exclude_none=True),
         "locations": {"values": rows(loaded.locations.values), "keys": rows(loaded.locations.keys)},
     }

@@ -184,3 +184,11 @@ def test_any_rehashed_mutation_loads_or_is_a_policy_error(tmp_path: Path, data: 
         _load(path)
     except PolicyError as exc:
         assert exc.diagnostics
+
+
+def test_changing_a_built_bundle_does_not_change_the_cached_catalog() -> None:
+    # found by the mutation test above: the bundle shared the catalog's own definition dicts
+    first = _bundle()
+    first["catalog"][0]["name"] = "changed"
+    first["catalog"][0].clear()
+    assert _bundle()["hash"] == first["hash"]
