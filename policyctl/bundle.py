@@ -55,11 +55,15 @@ def build_bundle(loaded: LoadedDocument, policy: CompiledPolicy) -> dict[str, An
     base = Path(loaded.root).parent
     doc = PolicyDocument.model_validate(loaded.data)
 
+    relative: dict[str, str] = {}  # a handful of files, hundreds of thousands of rows
+
     def rows(table: dict[tuple[str | int, ...], Source]) -> list[list[Any]]:
-        out = [
-            [list(path), _relative(src.file, base), src.line, src.column]
-            for path, src in table.items()
-        ]
+        out = []
+        for path, src in table.items():
+            file = relative.get(src.file)
+            if file is None:
+                file = relative[src.file] = _relative(src.file, base)
+            out.append([list(path), file, src.line, src.column])
         return sorted(out, key=_canonical)
 
     body: dict[str, Any] = {
