@@ -51,7 +51,22 @@ def _gc_paused() -> Iterator[None]:
 
 def compile_loaded(loaded: LoadedDocument, limits: Limits | None = None) -> CompiledPolicy:
     with _gc_paused():
-        return _compile_loaded(loaded, limits)
+        try:
+            return _compile_loaded(loaded, limits)
+        except PolicyError as exc:
+            raise _unquoted_outside(exc, loaded.root) from None
+
+
+def _unquoted_outside(exc: PolicyError, root: str) -> PolicyError:
+    """The errors of a policy that failed, with the lines of every file but the root left
+    unquoted: a file an `extends` named may be any file of the tree, and a policy that does
+    not compile must not make CI print its lines (the location is still given)."""
+    return PolicyError(
+        [
+            replace(d, quote=False) if d.source is not None and d.source.file != root else d
+            for d in exc.diagnostics
+        ]
+    )
 
 
 def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPolicy:

@@ -180,3 +180,15 @@ def test_depth_setting_cannot_outgrow_the_stack(
         path.write_text(text, encoding="utf-8")
         codes = _codes(lambda p=path: load_document(p, deep))
         assert codes == ["PC107"], name
+
+
+def test_a_tree_file_that_parses_but_is_no_policy_is_not_quoted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "config.yaml").write_text("aws_secret: AKIAIOSFODNN7EXAMPLE\n", encoding="utf-8")
+    root = tmp_path / "p.yaml"
+    root.write_text("extends: config.yaml\n", encoding="utf-8")
+    assert main(["validate", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "PC201" in out and "config.yaml:1:1" in out
+    assert "AKIA" not in out
