@@ -15,7 +15,8 @@ introduced gets, unioned into its `deny`, the deny lists of every base scope it 
   (`*` and the less specific kinds), for a group's map also the group's own `tools.deny`, and
   for an agent's map every deny of the global map;
 - an agent's `sandbox.tools.deny` and `subagents.tools` inherit the global ones;
-- a group `G` inherits every deny of the `*` group of the same map;
+- a group `G` inherits every deny of the `*` group of the same map, and a topic or sender
+  group (`C1:topic:5`) those of the groups it falls back to (`C1`);
 - `accounts.A.groups` inherits every deny of each channel group, under the same group id.
 
 This can deny more than the base did (a new sender key inherits the deny of every key the same
@@ -199,14 +200,28 @@ def _groups(base: LocMap, merged: LocMap, groups: Path) -> Iterator[Carry]:
         wildcard = channel_groups.get("*")
     for gid in _keys(_get(merged, groups)):
         group = (*groups, gid)
-        if gid != "*" and _get(base, group) is None and wildcard is not None:
-            carried = _all_denies(wildcard)
+        if gid != "*" and _get(base, group) is None:
+            # a new group hides the `*` group and the group ids it is a topic or sender of
+            hidden = [_get(base, (*groups, g)) for g in _less_specific(gid)]
+            carried = _join(*(_all_denies(h) for h in (*hidden, wildcard) if h is not None))
             yield (*group, "tools"), carried
             for key in _keys(_get(merged, (*group, "toolsBySender"))):
                 yield (*group, "toolsBySender", key), carried
         # a sender rule the child adds to a group hides the group's own tools
         own = _deny(_get(base, (*group, "tools")))
         yield from _sender_keys(base, merged, (*group, "toolsBySender"), own, False)
+
+
+def _less_specific(gid: str) -> list[str]:
+    """The group ids a run in `gid` falls back to (semantics 7.4): `X:topic:T:sender:S` ->
+    `X:topic:T`, `X`; `X:topic:T` -> `X`; `X:sender:S` -> `X`."""
+    out = []
+    if ":sender:" in gid:
+        gid = gid.rsplit(":sender:", 1)[0]
+        out.append(gid)
+    if ":topic:" in gid:
+        out.append(gid.split(":topic:", 1)[0])
+    return out
 
 
 # -- carrying -------------------------------------------------------------------------------------
