@@ -70,11 +70,15 @@ COMMANDS = {
     "diff": ["diff", "{file}", "{file}"],
     "compile": ["compile", "{file}"],
 }
-# Known to exceed the budget until the resolver indexes globs (shared literal prefixes, one
-# combined matcher) and compile gets faster on very many scopes: tracked, not hidden.
-OVER_BUDGET = {
-    ("deny-globs.json", c) for c in ("validate", "resolve", "explain", "matrix", "diff")
-} | {(f, c) for f in ("agents.json", "senders.json") for c in ("matrix", "diff", "compile")}
+# Known to exceed the budget (measured with POLICYCTL_BUDGETS=1) until the resolver indexes
+# globs (shared literal prefixes, one combined matcher) and compiling very many scopes gets
+# faster: tracked here, not hidden. Some of them pass on a fast machine (reported as XPASS).
+OVER_BUDGET = (
+    {("deny-globs.json", c) for c in ("validate", "resolve", "explain", "matrix", "diff")}
+    | {("deny-entries.json", "diff")}
+    | {("agents.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
+    | {("senders.json", c) for c in ("validate", "matrix", "diff", "compile")}
+)
 DEFAULT = {
     ("alias-bomb.yaml", "validate"),
     ("alias-bomb-2m.yaml", "validate"),
