@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_fuzz import documents, shaped
 
 from policyctl import PolicyError, RunContext, Sender, load_policy, resolve
 from policyctl.loader import load_document
@@ -166,3 +167,17 @@ def test_mcp_servers_and_plugin_tools_collide_loudly(key: str, change: Any) -> N
             with pytest.raises(PolicyError) as exc:
                 load_document(_write(tmp, "p.json", doc))
             assert [d.code for d in exc.value.errors] == ["PC311"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(base=st.one_of(documents, shaped), child=st.one_of(documents, shaped))
+def test_random_extends_pairs_load_or_fail_with_diagnostics(base: Any, child: Any) -> None:
+    # the merge, key normalisation, legacy migration and deny carrying over arbitrary shapes
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        _write(tmp, "base.json", base if isinstance(base, dict) else {"x": base})
+        doc = {**(child if isinstance(child, dict) else {}), "extends": "base.json"}
+        try:
+            load_policy(_write(tmp, "child.json", doc))
+        except PolicyError as exc:
+            assert exc.diagnostics
