@@ -56,14 +56,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every character written goes through SafeStream, argparse's messages (which quote the
+    # arguments) included: no input reaches the terminal raw.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    # Every character written goes through SafeStream: no input reaches the terminal raw.
-    streams = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
     try:
         code: int = args.run(args)
     except Reported as exc:
@@ -73,8 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # `policyctl resolve ... | head`
         return 0
-    finally:
-        sys.stdout, sys.stderr = streams
     return code
 
 

@@ -116,3 +116,9 @@ def test_printable_leaves_no_control_characters(text: str) -> None:
     assert _raw_controls(out) == []
     assert not re.search("[\ud800-\udfff]", out)
     out.encode("utf-8")  # every output format can write it
+
+
+def test_argument_errors_do_not_echo_escapes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["resolve", "p.yaml", f"--x{FAKE}"])  # "unrecognized arguments: ..." as given
+    assert _raw_controls(capsys.readouterr().err) == []
