@@ -16,13 +16,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path as FsPath
 from typing import Any
 
+from .carry import carry_base_denies
 from .diagnostics import Diagnostic, PolicyError, Severity, Source
 from .files import NotRegularFile, TooLarge, confinement_problem, extends_error, read_capped
 from .keys import collisions, migrate_legacy
 from .located import LocationIndex, LocMap, LocSeq, flatten
 from .merge import merge
 from .settings import Limits, default_limits
-from .shadowing import carry_base_denies
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -513,7 +513,7 @@ class _Loading:
 
     def _merge(self, base: LocMap, over: LocMap) -> LocMap:
         """`over` on top of `base`; the base's denies follow into scopes `over` adds that would
-        shadow them (see `shadowing`)."""
+        shadow them (see `carry`)."""
         return carry_base_denies(base, merge(base, over, self.diagnostics))
 
     def _parse(self, path: FsPath, shown: str, text: str | None, named_at: Source | None) -> LocMap:

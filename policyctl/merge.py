@@ -3,7 +3,7 @@
 A base file's deny can never be dropped by a file that extends it: deny lists are unioned, no
 base value can be erased with `null` (that would drop a deny list by the back door), keys are
 joined on their normal form (`Slack` in the child is the base's `slack`, see `keys`), and
-`shadowing` carries base denies into the more specific scopes a child adds.
+`carry` carries base denies into the more specific scopes a child adds.
 """
 
 from __future__ import annotations
