@@ -5,6 +5,10 @@
   again after the global deny already removes them (PC413);
 - `write` denied while `apply_patch` stays reachable (PC404);
 - a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
+- `group:x` naming no group (PC320, an error: groups are a closed set);
+- an allow glob meant for a plugin or MCP server that also grants core tools (PC431);
+- a group sender rule that shadows the group's tools (PC430, `shadowing.py`);
+- allow entries an earlier layer always removes (PC432, `reach.py`);
 - a context reachable from what the file declares whose allow lists leave no tools (PC308).
 """
 
@@ -21,9 +25,11 @@ from .diagnostics import Diagnostic, Severity, did_you_mean
 from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
-from .matrix import context_matrix
+from .matrix import Matrix, context_matrix
 from .names import Glob, is_glob
+from .reach import unreachable_entries
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
+from .shadowing import shadowed_group_tools
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,15 +91,14 @@ class _Universe:
     def __init__(self, catalog: Catalog, inventory: Inventory) -> None:
         self.catalog = catalog
         self.inventory = inventory
+        # Only tools: the chat-channel ids of the sandbox's default deny list (slack,
+        # telegram, ...) name channel plugins' tools, which a run has only when its inventory
+        # does, so they are unknown here exactly as resolve's PC401/PC402 say (semantics 9).
         named = set(catalog.tool_ids) | set(catalog.owner_only) | set(catalog.aliases.values())
-        for names in (
-            catalog.sandbox_allow,
-            catalog.sandbox_deny,
-            catalog.subagent_deny_always,
-            catalog.subagent_deny_leaf,
-        ):
-            named.update(n.strip().lower() for n in names)
         named.update(catalog.aliases.get(n, n) for n in list(named))
+        self.channel_tools = {
+            n.strip().lower() for n in catalog.sandbox_deny if n.strip().lower() not in named
+        } - set(catalog.aliases)
         self.tools = named | set(inventory.names)
         self.sorted_tools = sorted(self.tools)
         self.suggestions_left = SUGGESTIONS
@@ -126,6 +131,12 @@ class _Universe:
         return text in self.tools or text in self.catalog.covers
 
     def suggest(self, entry: Entry) -> str | None:
+        if entry.text in self.channel_tools:
+            return (
+                f'"{entry.text}" is the tool of the {entry.text} channel plugin: if the '
+                f"deployment has it, declare it: inventory: {{plugins: [{{name: {entry.text}, "
+                f"pluginId: {entry.text}}}]}}"
+            )
         # A did-you-mean costs about a millisecond; a generated file may hold 200,000 unknown
         # entries. The first SUGGESTIONS of a file get one (more than any listing shows).
         if self.suggestions_left <= 0:
@@ -133,6 +144,61 @@ class _Universe:
         self.suggestions_left -= 1
         best = did_you_mean(entry.text, self.words)
         return f'did you mean "{best}"?' if best else None
+
+
+def _is_unknown_group(entry: Entry, universe: _Universe) -> bool:
+    return entry.text.startswith("group:") and entry.text not in (
+        *universe.catalog.groups,
+        PLUGINS_GROUP,
+    )
+
+
+def _unknown_groups(lst: EntryList, universe: _Universe) -> Iterator[Diagnostic]:
+    """Semantics 4: groups are a closed set, so an unknown `group:x` is an error in any list
+    (a deny that names a group no one defined protects nothing)."""
+    known = [*universe.catalog.groups, PLUGINS_GROUP]
+    for entry in _config_entries(lst):
+        if _is_unknown_group(entry, universe):
+            # compare the names after "group:", or every group looks alike
+            near = did_you_mean(entry.text.removeprefix("group:"), [g[6:] for g in known])
+            best = f"group:{near}" if near else None
+            yield Diagnostic.make(
+                "PC320",
+                f'unknown group "{entry.raw.strip()}" in {list_path(entry.key)}: groups are '
+                f"the catalog's ({', '.join(sorted(universe.catalog.groups))}) and "
+                f"{PLUGINS_GROUP}",
+                entry.source,
+                entry.key,
+                f'did you mean "{best}"?' if best else "name the tools, or a group listed above",
+            )
+
+
+def _glob_grants_core_tools(lst: EntryList, universe: _Universe) -> Iterator[Diagnostic]:
+    """An allow glob whose stem is a declared MCP server or plugin (`github_*` next to the MCP
+    server `github`) that also matches core tools grants more than it was written for."""
+    inv = universe.inventory
+    servers = {p.removesuffix("__") for p in inv.mcp_prefixes}
+    for entry in _config_entries(lst):
+        text = entry.text
+        if not is_glob(text) or text == "*":
+            continue
+        stem = text.split("*", 1)[0].rstrip("_-:.")
+        if not stem or (stem not in servers and stem not in inv.plugin_ids):
+            continue
+        glob = Glob.compile(text)
+        core = [t.name for t in inv.tools if t.plugin_id is None and glob.matches(t.name)]
+        if not core:
+            continue
+        own = f"{stem}__*" if stem in servers else stem
+        what = "MCP server" if stem in servers else "plugin"
+        yield Diagnostic.make(
+            "PC431",
+            f'"{entry.raw.strip()}" in {list_path(entry.key)} also grants the core tools '
+            f"{', '.join(core)}, not only the tools of the {what} {stem}",
+            entry.source,
+            entry.key,
+            f'write "{own}" to allow only the {what}\'s tools',
+        )
 
 
 def _config_entries(lst: EntryList) -> Iterator[Entry]:
@@ -164,8 +230,13 @@ def check_policy(
         out.append(Diagnostic(d.code, d.message, d.source, d.path, d.fix, severity or d.severity))
 
     for scope in scopes:
+        for lst in (*scope.allows, *((scope.deny,) if scope.deny is not None else ())):
+            out.extend(_unknown_groups(lst, universe))
         for lst in scope.allows:
+            out.extend(_glob_grants_core_tools(lst, universe))
             for entry in _config_entries(lst):
+                if _is_unknown_group(entry, universe):
+                    continue
                 if not universe.knows(entry):
                     add(
                         "PC410",
@@ -177,6 +248,8 @@ def check_policy(
                     )
         if scope.deny is not None:
             for entry in _config_entries(scope.deny):
+                if _is_unknown_group(entry, universe):
+                    continue
                 if not universe.knows(entry):
                     add(
                         "PC411",
@@ -190,8 +263,12 @@ def check_policy(
         out.extend(_write_without_apply_patch(scope, global_deny))
         if scope.key.endswith("sandbox.tools") and scope.deny is not None:
             out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
-    out.extend(_empty_contexts(policy, max_contexts))
-    return out
+    out.extend(shadowed_group_tools(policy, inventory, strict=strict))
+    matrix = context_matrix(policy, max_contexts)
+    out.extend(unreachable_entries(policy, inventory, matrix))
+    out.extend(_empty_contexts(policy, matrix))
+    # an alsoAllow list is read twice (profile layer, and its own scope): report it once
+    return list(dict.fromkeys(out))
 
 
 def _names_of(entry: Entry, catalog: Catalog) -> tuple[str, ...]:
@@ -298,8 +375,7 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
     )
 
 
-def _empty_contexts(policy: CompiledPolicy, max_contexts: int) -> Iterator[Diagnostic]:
-    matrix = context_matrix(policy, max_contexts)
+def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnostic]:
     if matrix.sampled:
         yield Diagnostic.make(
             "PC415",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalog import Catalog
-from .diagnostics import Diagnostic, PolicyError, Severity, Source, suggestion
+from .diagnostics import Diagnostic, PolicyError, Severity, Source, did_you_mean, suggestion
 from .entries import Entry, EntryList, Origin, build_list
 from .inventory import Tool, core_tools, mcp_tools
 from .located import LocationIndex, format_path, join_path
@@ -21,6 +21,7 @@ from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsCon
 from .names import ascii_problem, normalize
 
 DocPath = tuple[str | int, ...]
+_SENDER_KINDS = ("id", "e164", "username", "name", "channel")
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +268,18 @@ class _Compiler:
             return f"{kind}:{value}"
         if not text:
             self.report("PC307", "empty sender key", path, key=True)
+            return None
+        near = did_you_mean(kind, _SENDER_KINDS) if sep and value.strip() else None
+        if near is not None:
+            # `idd:42` is a typo of `id:42`; read as untyped it would match no sender at all
+            self.report(
+                "PC321",
+                f'sender key "{key}": "{kind}" is not a sender key type, so the key would '
+                f'match the sender id "{text.lower()}" only',
+                path,
+                key=True,
+                fix=f'write "{near}:{value.strip()}"',
+            )
             return None
         self.report(
             "PC403",

@@ -248,6 +248,23 @@ CODES: dict[str, CodeInfo] = _codes(
         "lists. Merge them into one entry.",
     ),
     (
+        "PC320",
+        E,
+        "unknown group",
+        "A `group:<name>` entry names no group. Groups are a closed set: the catalog's section "
+        "groups and its named groups (`group:openclaw`), plus `group:plugins`. OpenClaw keeps an "
+        "unknown group as a literal that matches nothing, silently; in a deny list that is a "
+        "hole, so policyctl refuses it in every list.",
+    ),
+    (
+        "PC321",
+        E,
+        "mistyped sender key type",
+        "A `toolsBySender` key starts with a near-miss of a sender key type (`idd:42` for "
+        "`id:42`). Read as an untyped key it would match the sender id `idd:42`, which no sender "
+        "has, so the rule would silently apply to nobody.",
+    ),
+    (
         "PC401",
         W,
         "unknown allow entries",
@@ -353,6 +370,56 @@ CODES: dict[str, CodeInfo] = _codes(
         "differently from the same key in a file this one extends, such as `Slack` over `slack`. "
         "The two are merged on their normal form, as they are matched, so the extended file's "
         "deny lists still apply; spell it as the extended file does.",
+    ),
+    (
+        "PC430",
+        W,
+        "group sender rule shadows the group's tools",
+        "In a channel group, a matching `toolsBySender` entry is used instead of the group's "
+        "`tools`, not together with them (first hit wins, as in OpenClaw). Entries of the group's "
+        "`tools` that the sender entry does not repeat do not apply to the senders it matches: "
+        "a deny written for the whole group leaves those senders. An error under --strict.",
+    ),
+    (
+        "PC431",
+        W,
+        "allow glob also grants core tools",
+        "An allow glob that looks meant for a plugin or MCP server (`github_*` next to the MCP "
+        "server `github`) also matches core tools of the catalog (`github_publish`). MCP tools "
+        "are named `<server>__<tool>`: write `github__*` to allow only the server's tools.",
+    ),
+    (
+        "PC432",
+        W,
+        "allow entry never takes effect",
+        "In every run where this list applies, an earlier layer has already removed the tools "
+        "the entry names (tools are only ever removed: a later layer cannot give a tool back). "
+        "This includes a profile that leaves out what a later allow list names, and `alsoAllow` "
+        "outside the profile layer, which cannot widen past the profile.",
+    ),
+    (
+        "PC433",
+        Severity.INFO,
+        "policy test file",
+        "`validate` was given a policy test file (`*.test.yaml`, or a file with `policy:` and "
+        "`cases:` or `invariants:`). It is validated as a test file, not as a policy; "
+        "`policyctl test FILE` runs it.",
+    ),
+    (
+        "PC434",
+        Severity.INFO,
+        "bundle",
+        "`validate` was given a bundle written by `policyctl compile`. Its content hash was "
+        "verified and the policy it holds was checked; edit and validate the policy files it "
+        "was compiled from.",
+    ),
+    (
+        "PC435",
+        E,
+        "test file named as a policy",
+        "The file holds a policy test file (`policy:` and `cases:` or `invariants:`) but its "
+        "name does not end in `.test.yaml`, `.test.toml` or `.test.json`. As a policy it would "
+        "be refused; rename it so that `validate` and `test` treat it as a test file.",
     ),
     (
         "PC416",

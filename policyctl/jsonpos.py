@@ -36,6 +36,7 @@ class _Reader:
         self.limits = limits
         self.pos = 0
         self.nodes = 0
+        self.duplicates: list[Diagnostic] = []
         self.line_starts = [0]
         self.line_starts.extend(m.end() for m in re.finditer("\n", text))
 
@@ -115,15 +116,21 @@ class _Reader:
                 raise self.fail("JSON syntax error: expected a string key", at)
             key = self.string(m.group(1), at)
             key_src = self.where(at)
-            if key in out:
+            duplicate = key in out
+            if duplicate:
+                # every duplicate is reported at the end, not just the first (the later value
+                # is read and dropped)
                 first = out.key_src.get(key)
                 seen = f" (first at line {first.line})" if first else ""
-                raise self.fail(f'duplicate key "{key}"{seen}', at, "PC104")
+                self.duplicates.extend(
+                    self.fail(f'duplicate key "{key}"{seen}', at, "PC104").diagnostics
+                )
             colon, at = self.token()
             if colon.group(2) != ":":
                 raise self.fail("JSON syntax error: expected ':'", at)
             value, value_src = self.value(depth)
-            out.put(key, value, key_src, value_src)
+            if not duplicate:
+                out.put(key, value, key_src, value_src)
             m, at = self.token()
             if m.group(2) == "}":
                 return out
@@ -147,7 +154,9 @@ class _Reader:
                 raise self.fail("JSON syntax error: expected ',' or ']'", at)
 
 
-def parse_json(text: str, name: str, limits: Limits) -> Any:
+def parse_json(
+    text: str, name: str, limits: Limits, problems: list[Diagnostic] | None = None
+) -> Any:
     reader = _Reader(text, name, limits)
     if not text.strip():
         return None
@@ -157,4 +166,8 @@ def parse_json(text: str, name: str, limits: Limits) -> Any:
         raise reader.fail("nesting too deep to parse", 0, "PC107") from None
     if _END.match(text, reader.pos) is None:
         raise reader.fail("JSON syntax error: extra data after the document")
+    if reader.duplicates and problems is None:
+        raise PolicyError(reader.duplicates)
+    if problems is not None:
+        problems.extend(reader.duplicates)
     return value

@@ -114,8 +114,13 @@ def detect_format(name: str) -> str:
     return "yaml"
 
 
-def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
-    """Text -> a located top-level mapping (an empty file is an empty mapping)."""
+def parse_text(
+    text: str, name: str, fmt: str, limits: Limits, problems: list[Diagnostic] | None = None
+) -> LocMap:
+    """Text -> a located top-level mapping (an empty file is an empty mapping).
+
+    Duplicate keys are refused; with `problems`, they are reported there instead and the
+    first value is kept, so `validate` can go on checking the rest of the file."""
     if fmt == "toml":
         located = _parse_toml(text, name, limits)
         if not located:
@@ -124,9 +129,9 @@ def parse_text(text: str, name: str, fmt: str, limits: Limits) -> LocMap:
     if fmt == "json":
         from .jsonpos import parse_json
 
-        value = parse_json(text, name, limits)
+        value = parse_json(text, name, limits, problems)
     else:
-        value = _YamlReader(name, limits).read(text)
+        value = _YamlReader(name, limits).read(text, problems)
     if value is None:
         raise _empty(name)
     if not isinstance(value, LocMap):
@@ -224,12 +229,14 @@ class _YamlReader:
         self.aliased = 0
         self.root: Any = None
         self.documents = 0
+        self.duplicates: list[Diagnostic] = []
+        self.dropped: list[tuple[LocMap, str]] = []
 
     def src(self, event: Any) -> Source:
         mark = event.start_mark
         return Source(self.name, mark.line + 1, mark.column + 1)
 
-    def read(self, text: str) -> Any:
+    def read(self, text: str, problems: list[Diagnostic] | None = None) -> Any:
         from ruamel.yaml import YAML
         from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -248,6 +255,14 @@ class _YamlReader:
             raise _fail("PC103", f"YAML syntax error: {exc}", Source(self.name, 1, 1)) from None
         except RecursionError:
             raise _fail("PC107", "nesting too deep to parse", Source(self.name, 1, 1)) from None
+        if self.duplicates and problems is None:
+            raise PolicyError(self.duplicates)
+        problems = problems if problems is not None else []
+        problems.extend(self.duplicates)
+        for container, marker in self.dropped:
+            container.pop(marker, None)
+            container.key_src.pop(marker, None)
+            container.val_src.pop(marker, None)
         return self.root
 
     def on_event(self, event: Any) -> None:
@@ -346,9 +361,16 @@ class _YamlReader:
                     fix="use `extends:` to share settings between files",
                 )
             if event.value in top.container:
+                # every duplicate is reported at the end, not just the first: the later value
+                # is read under a key no policy has, and the file is refused anyway
                 first = top.container.key_src.get(event.value)
                 where = f" (first at line {first.line})" if first else ""
-                raise _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+                found = _fail("PC104", f'duplicate key "{event.value}"{where}', src)
+                self.duplicates.extend(found.diagnostics)
+                top.key, top.key_src = f"\x00duplicate {len(self.duplicates)}", src
+                self.dropped.append((top.container, top.key))
+                self.count(1, event)
+                return
             top.key, top.key_src = event.value, src
             self.count(1, event)
             return
@@ -428,6 +450,7 @@ def load_document(
     text: str | None = None,
     reader: Reader | None = None,
     tried: list[str] | None = None,
+    problems: list[Diagnostic] | None = None,
 ) -> LoadedDocument:
     """Read a policy file and everything it `extends`, merged, with locations kept.
 
@@ -435,18 +458,24 @@ def load_document(
     given): `policyctl diff HEAD~1:policy.yaml ...` reads a revision's files through git.
     `extends` may only name policy files under the root file's directory (or a directory of
     `limits.extends_roots`). `tried` receives every file the load tried to read, also when it
-    fails (the hot-reload store watches them: a missing `extends` target may appear)."""
+    fails (the hot-reload store watches them: a missing `extends` target may appear).
+    `problems` collects duplicate keys instead of refusing the file (see `parse_text`), and
+    the merge's errors (colliding keys) instead of raising them."""
     limits = limits or default_limits()
     root = FsPath(path)
     roots = (root.parent.resolve(), *(FsPath(r).resolve() for r in limits.extends_roots))
-    loading = _Loading(limits, roots, reader)
+    loading = _Loading(limits, roots, reader, problems)
     try:
         merged = loading.load(root, (), text, None)
     finally:
         if tried is not None:
             tried.extend(loading.tried)
-    if any(d.severity is Severity.ERROR for d in loading.diagnostics):
+    errors = [d for d in loading.diagnostics if d.severity is Severity.ERROR]
+    if errors and problems is None:
         raise PolicyError(loading.diagnostics)
+    if problems is not None:
+        problems.extend(errors)
+        loading.diagnostics = [d for d in loading.diagnostics if d not in errors]
     data, index = flatten(merged)
     return LoadedDocument(data, index, str(root), tuple(loading.files), tuple(loading.diagnostics))
 
@@ -454,10 +483,17 @@ def load_document(
 class _Loading:
     """One `load_document` call: the files read so far and the warnings of the merge."""
 
-    def __init__(self, limits: Limits, roots: tuple[FsPath, ...], reader: Reader | None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        roots: tuple[FsPath, ...],
+        reader: Reader | None,
+        problems: list[Diagnostic] | None,
+    ) -> None:
         self.limits = limits
         self.roots = roots
         self.reader = reader
+        self.problems = problems
         self.files: list[str] = []
         self.tried: list[str] = []
         self.diagnostics: list[Diagnostic] = []
@@ -528,4 +564,10 @@ class _Loading:
                 raise _fail("PC101", f"{shown} does not exist", named_at)
             text = read_text(path, self.limits, shown)
         self.files.append(shown)
-        return parse_text(text, shown, detect_format(shown), self.limits)
+        if self.problems is None:
+            return parse_text(text, shown, detect_format(shown), self.limits)
+        found: list[Diagnostic] = []
+        doc = parse_text(text, shown, detect_format(shown), self.limits, found)
+        # an extended file's lines are never quoted (it may be any file of the tree)
+        self.problems.extend(d if named_at is None else replace(d, quote=False) for d in found)
+        return doc

@@ -43,6 +43,18 @@ def keys_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
     current: Any = model
     for part in path:
         current = _unwrap(current)
+        if get_origin(current) in (Union, UnionType):
+            # a union of models (test-file invariants): the member that has this key
+            current = next(
+                (
+                    m
+                    for m in get_args(current)
+                    if isinstance(m, type)
+                    and issubclass(m, BaseModel)
+                    and any((f.alias or n) == part for n, f in m.model_fields.items())
+                ),
+                current,
+            )
         if isinstance(current, type) and issubclass(current, BaseModel):
             field = next(
                 (f for name, f in current.model_fields.items() if (f.alias or name) == part), None
@@ -86,7 +98,10 @@ def diagnostics_from_validation(
     policy may well have a key named `bool`."""
     out: list[Diagnostic] = []
     seen: set[tuple[str, tuple[Any, ...]]] = set()
-    for err in exc.errors():
+    errors = exc.errors()
+    if data is not None:
+        errors = _best_union_members(errors, data)
+    for err in errors:
         # Union members each report the same spot; keep the first report per path and kind.
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         kind = err["type"]
@@ -149,6 +164,62 @@ def diagnostics_from_validation(
                 )
             )
     return out
+
+
+def error_path(err: Any, data: Any) -> tuple[Any, ...]:
+    """The path in `data` that holds the problem of one pydantic error: the unknown key, the
+    value of the wrong type, or the mapping that lacks a required key."""
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    return _real_path(loc, data, keep_last=False)
+
+
+def _walk(loc: tuple[Any, ...], data: Any, keep_last: bool) -> tuple[list[Any], list[Any]]:
+    """Split an error location into the real path through `data` and the union tags pydantic
+    inserted, each tag with the real path it was tried at."""
+    real: list[Any] = []
+    tags: list[Any] = []
+    node = data
+    for i, part in enumerate(loc):
+        in_dict = isinstance(node, dict) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_dict or in_list:
+            real.append(part)
+            node = node[part]
+        elif keep_last and i == len(loc) - 1:
+            real.append(part)
+        else:
+            tags.append((tuple(real), part))
+    return real, tags
+
+
+def _best_union_members(errors: list[Any], data: Any) -> list[Any]:
+    """Where a value matched no member of a union, report only the members it was meant as.
+
+    A member the value does not fit at all shows it at the value itself: unknown or missing
+    keys right there, or a wrong type. `{never: {unless: {ownr: true}}}` fails as a `never`
+    invariant deep inside (`ownr`) but as a `subagentSubsetOfParent` invariant at its own
+    keys; only the first is what the author meant. Members tie -> all are kept."""
+    shallow: dict[tuple[Any, ...], dict[Any, int]] = {}
+    walked = []
+    for err in errors:
+        kind = err["type"]
+        real, tags = _walk(tuple(err["loc"]), data, keep_last=kind == "missing")
+        walked.append(tags)
+        for prefix, tag in tags:
+            depth = len(real) - len(prefix)
+            near = depth == 0 or (depth == 1 and kind in ("extra_forbidden", "missing"))
+            counts = shallow.setdefault(prefix, {})
+            counts[tag] = counts.get(tag, 0) + near
+    best = {
+        prefix: {t for t, n in counts.items() if n == min(counts.values())}
+        for prefix, counts in shallow.items()
+        if len(set(counts.values())) > 1
+    }
+    return [
+        err
+        for err, tags in zip(errors, walked, strict=True)
+        if all(tag in best.get(prefix, (tag,)) for prefix, tag in tags)
+    ]
 
 
 def _real_path(loc: tuple[Any, ...], data: Any, keep_last: bool) -> tuple[Any, ...]:

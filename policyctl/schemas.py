@@ -7,9 +7,19 @@ from collections.abc import Callable
 
 
 def _policy() -> dict[str, object]:
+    from .catalog import BUILTIN_CATALOGS, builtin_catalog
     from .model import document_json_schema
 
-    return document_json_schema()
+    # profile -> the built-in catalogs that have it, so hover says where a name is valid
+    profiles: dict[str, list[str]] = {}
+    for name in BUILTIN_CATALOGS:
+        for profile in builtin_catalog(name).profiles:
+            profiles.setdefault(profile, []).append(name)
+    everywhere = [p for p, cats in profiles.items() if len(cats) == len(BUILTIN_CATALOGS)]
+    some = [f"{p} ({', '.join(cats)})" for p, cats in profiles.items() if p not in everywhere]
+    note = "built in: " + ", ".join(everywhere) + (" in every catalog; " if some else "")
+    note += ", ".join(some)
+    return document_json_schema(sorted(profiles), BUILTIN_CATALOGS, note)
 
 
 def _catalog() -> dict[str, object]:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import MakePolicy
+import pytest
+from conftest import MakePolicy, run
 
 from policyctl.checks import check_policy
+from policyctl.diagnostics import PolicyError
 
 
 def codes(policy_text: str, make_policy: MakePolicy, **kw: object) -> list[tuple[str, str]]:
@@ -59,3 +61,190 @@ def test_empty_context_is_found_and_sampling_is_reported(make_policy: MakePolicy
     assert [c for c, _ in found].count("PC308") == 3
     sampled = codes(text, make_policy, max_contexts=2)
     assert ("PC415", "") in sampled
+
+
+# -- issue 12: each mistake gets a located diagnostic whose fix, applied, makes it go away ------
+
+
+def found(policy_text: str, make_policy: MakePolicy, code: str, **kw: object) -> list[str]:
+    return [d.fix or "" for d in check_policy(make_policy(policy_text), **kw) if d.code == code]  # type: ignore[arg-type]
+
+
+def test_unknown_group_is_an_error_in_every_list(make_policy: MakePolicy) -> None:
+    text = (
+        "tools:\n  allow: [read, 'group:fss']\n  deny: ['group:runtim']\n"
+        "agents:\n  entries:\n    a: {tools: {alsoAllow: ['group:nope']}}\n"
+    )
+    diags = [d for d in check_policy(make_policy(text)) if d.code == "PC320"]
+    assert [(d.path, d.severity.value, d.fix) for d in diags] == [
+        ("tools.allow[1]", "error", 'did you mean "group:fs"?'),
+        ("tools.deny[0]", "error", 'did you mean "group:runtime"?'),
+        ("agents.entries.a.tools.alsoAllow[0]", "error", "name the tools, or a group listed above"),
+    ]
+    # not reported twice as an unknown entry
+    assert not [d for d in check_policy(make_policy(text)) if d.code in ("PC410", "PC411")]
+    fixed = text.replace("group:fss", "group:fs").replace("group:runtim", "group:runtime")
+    assert [d.path for d in check_policy(make_policy(fixed)) if d.code == "PC320"] == [
+        "agents.entries.a.tools.alsoAllow[0]"
+    ]
+
+
+def test_mistyped_sender_key_type_gets_the_right_fix(make_policy: MakePolicy) -> None:
+    text = "tools:\n  toolsBySender:\n    'idd:42': {deny: [exec]}\n"
+    with pytest.raises(PolicyError) as err:
+        make_policy(text)
+    (d,) = err.value.diagnostics
+    assert d.code == "PC321" and d.fix == 'write "id:42"'
+    # apply the fix: the key now matches sender 42
+    policy = make_policy(text.replace("idd:42", "id:42"))
+    assert not [x for x in policy.diagnostics if x.code in ("PC321", "PC403")]
+    assert "exec" not in run(policy, sender={"id": "42"}).allowed
+    # the untyped legacy key keeps its own warning and fix
+    legacy = make_policy("tools:\n  toolsBySender:\n    alice: {deny: [exec]}\n")
+    assert [(x.code, x.fix) for x in legacy.diagnostics] == [("PC403", 'write "id:alice"')]
+
+
+SHADOW = """\
+channels:
+  slack:
+    groups:
+      C0SUPPORT:
+        tools: {deny: [exec, write, edit, apply_patch, "github__*"]}
+        toolsBySender:
+          "*": {deny: [secrets, web_fetch]}
+inventory:
+  mcp:
+    github: {tools: [create_issue]}
+"""
+
+
+def test_group_sender_rule_that_shadows_the_group_tools(make_policy: MakePolicy) -> None:
+    policy = make_policy(SHADOW)
+    (d,) = [d for d in check_policy(policy) if d.code == "PC430"]
+    assert d.severity.value == "warning"
+    assert '"exec", "write", "edit", "apply_patch", "github__*"' in d.message
+    assert d.source is not None and d.source.line == 7
+    assert d.fix is not None and d.fix.startswith(
+        'add "exec", "write", "edit", "apply_patch", "github__*" to '
+        'channels.slack.groups.C0SUPPORT.toolsBySender["*"].deny'
+    )
+    strict = [d for d in check_policy(policy, strict=True) if d.code == "PC430"]
+    assert [d.severity.value for d in strict] == ["error"]
+    # apply the fix: the warning is gone and the group's denies hold for every sender
+    fixed = make_policy(
+        SHADOW.replace(
+            "deny: [secrets, web_fetch]",
+            'deny: [secrets, web_fetch, exec, write, edit, apply_patch, "github__*"]',
+        )
+    )
+    assert not [d for d in check_policy(fixed) if d.code == "PC430"]
+    res = run(fixed, session_key="agent:main:slack:group:C0SUPPORT", sender={"id": "U1"})
+    assert not {"exec", "write", "github__create_issue"} & set(res.allowed)
+
+
+def test_group_sender_rule_that_drops_the_group_allow(make_policy: MakePolicy) -> None:
+    text = (
+        "channels:\n  slack:\n    groups:\n      C1:\n        tools: {allow: [read, message]}\n"
+        "        toolsBySender:\n          'id:u1': {deny: [message]}\n"
+    )
+    (fix,) = found(text, make_policy, "PC430")
+    assert 'set channels.slack.groups.C1.toolsBySender["id:u1"].allow to ["read", "message"]' in (
+        fix
+    )
+    fixed = text.replace("{deny: [message]}", "{allow: [read, message], deny: [message]}")
+    assert not found(fixed, make_policy, "PC430")
+
+
+def test_allow_glob_meant_for_an_mcp_server_that_grants_core_tools(
+    make_policy: MakePolicy,
+) -> None:
+    text = (
+        "tools:\n  allow: [read, 'github_*']\n"
+        "inventory:\n  mcp:\n    github: {tools: [create_issue]}\n"
+    )
+    policy = make_policy(text)
+    (d,) = [d for d in check_policy(policy) if d.code == "PC431"]
+    assert "github_publish" in d.message and "github_identity_status" in d.message
+    assert d.fix == 'write "github__*" to allow only the MCP server\'s tools'
+    fixed = make_policy(text.replace("'github_*'", "'github__*'"))
+    assert not [d for d in check_policy(fixed) if d.code == "PC431"]
+    assert "github_publish" not in run(fixed).allowed
+    assert "github__create_issue" in run(fixed).allowed
+    # a glob with no plugin or server behind it is left alone (web_* is meant for web tools)
+    assert not found("tools:\n  allow: ['web_*']\n", make_policy, "PC431")
+
+
+def test_profile_leaves_out_what_a_later_allow_names(make_policy: MakePolicy) -> None:
+    text = "tools:\n  profile: messaging\n  allow: [message, read, web_search]\n"
+    diags = [d for d in check_policy(make_policy(text)) if d.code == "PC432"]
+    assert [d.path for d in diags] == ["tools.allow[1]", "tools.allow[2]"]
+    assert all(d.fix and d.fix.startswith("remove tools.profile") for d in diags)
+    fixed = make_policy(text.replace("  profile: messaging\n", ""))
+    assert not [d for d in check_policy(fixed) if d.code == "PC432"]
+    assert {"message", "read", "web_search"} <= set(run(fixed).allowed)
+
+
+def test_sender_alsoallow_cannot_widen_past_the_profile(make_policy: MakePolicy) -> None:
+    text = "tools:\n  profile: messaging\n  toolsBySender:\n    'id:42': {alsoAllow: [browser]}\n"
+    (d,) = [d for d in check_policy(make_policy(text)) if d.code == "PC432"]
+    assert "cannot widen past layer 1" in d.message
+    assert d.fix is not None and d.fix.startswith('add "browser" to tools.alsoAllow')
+    # apply the fix as written: widen the profile, deny it for the other senders
+    fixed = make_policy(
+        "tools:\n  profile: messaging\n  alsoAllow: [browser]\n  toolsBySender:\n"
+        "    'id:42': {alsoAllow: [browser]}\n    '*': {deny: [browser]}\n"
+    )
+    assert not [d for d in check_policy(fixed) if d.code == "PC432"]
+    assert "browser" in run(fixed, sender={"id": "42"}).allowed
+    assert "browser" not in run(fixed, sender={"id": "7"}).allowed
+
+
+def test_entry_an_earlier_deny_always_removes(make_policy: MakePolicy) -> None:
+    text = "tools:\n  deny: [exec]\nagents:\n  entries:\n    a: {tools: {allow: [read, exec]}}\n"
+    (fix,) = found(text, make_policy, "PC432")
+    assert fix.startswith('remove "exec" from tools.deny')
+    fixed = text.replace("deny: [exec]", "deny: [write]")
+    assert not found(fixed, make_policy, "PC432")
+
+
+def test_group_sender_rule_before_the_wildcard_group_tools(make_policy: MakePolicy) -> None:
+    text = (
+        "channels:\n  telegram:\n    accounts:\n      bot:\n        groups:\n"
+        "          '*': {tools: {deny: [exec]}}\n"
+        "          '-100': {toolsBySender: {'id:5': {deny: [write]}}}\n"
+        "          '-200': {tools: {deny: [read]}}\n"
+    )
+    diags = [d for d in check_policy(make_policy(text)) if d.code == "PC430"]
+    assert [d.path for d in diags] == [
+        'channels.telegram.accounts.bot.groups.-100.toolsBySender["id:5"]'
+    ]
+    assert "(the group has no tools of its own)" in diags[0].message
+    assert 'channels.telegram.accounts.bot.groups["*"].tools' in diags[0].message
+    policy = make_policy(text)
+    where = {"channel": "telegram", "account": "bot", "group": "-100"}
+    res = run(policy, sender={"id": "5"}, **where)
+    # the hole the warning is about: the sender rule applies, the "*" group's deny does not
+    assert "write" not in res.allowed and "exec" in res.allowed
+    assert "exec" not in run(policy, sender={"id": "6"}, **where).allowed
+
+
+def test_sender_rules_that_lose_the_same_entries_are_reported_together(
+    make_policy: MakePolicy,
+) -> None:
+    rules = "".join(f"          'id:u{i}': {{deny: [write]}}\n" for i in range(5))
+    text = (
+        "channels:\n  slack:\n    groups:\n      C1:\n        tools: {deny: [exec]}\n"
+        f"        toolsBySender:\n{rules}"
+    )
+    (d,) = [d for d in check_policy(make_policy(text)) if d.code == "PC430"]
+    assert d.message.startswith(
+        '5 entries of channels.slack.groups.C1.toolsBySender ("id:u0", "id:u1", "id:u2" and 2 more)'
+    )
+    assert d.fix is not None and d.fix.startswith('add "exec" to the deny of each')
+
+
+def test_never_takes_effect_is_not_claimed_from_a_sample(make_policy: MakePolicy) -> None:
+    text = "tools:\n  profile: messaging\n  allow: [message, read]\n"
+    assert found(text, make_policy, "PC432")
+    sampled = check_policy(make_policy(text), max_contexts=1)
+    assert "PC415" in {d.code for d in sampled} and "PC432" not in {d.code for d in sampled}

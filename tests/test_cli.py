@@ -162,7 +162,7 @@ def test_context_file_and_inventory(capsys: pytest.CaptureFixture[str], tmp_path
         str(ctx),
         "--tool-inventory",
         str(inv),
-        "--tool",
+        "--add-tool",
         "extra@plug",
         "--format",
         "json",

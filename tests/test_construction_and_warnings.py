@@ -221,13 +221,15 @@ def test_sandbox_refusal_text(make_policy: MakePolicy) -> None:
     assert lines[1] == "Session: agent:…567890"
     assert lines[2] == "Reason: deny list"
     assert lines[3:5] == ["Fix:", "- agents.defaults.sandbox.mode=off (disable sandbox)"]
-    assert lines[5] == '- Remove "browser" from tools.sandbox.tools.deny.'
+    # the deny list is the catalog default: no key to remove it from; alsoAllow lifts it
+    assert lines[5].startswith('- Add "browser" to tools.sandbox.tools.alsoAllow: ')
+    assert "Remove" not in text
     assert "- Use the agent main session instead of a non-main session." in lines
     assert lines[-1].startswith("Explain: policyctl explain")
     allow_text = sandbox_refusal(res, "web_search")
     assert allow_text is not None
     assert (
-        '- Add "web_search" to tools.sandbox.tools.allow (or set it to [] to allow all).'
-        in allow_text
+        '- Add "web_search" to tools.sandbox.tools.alsoAllow (a new key: the allow list is the '
+        "catalog default) (or set tools.sandbox.tools.allow to [] to allow all)." in allow_text
     )
     assert sandbox_refusal(res, "read") is None

@@ -52,6 +52,8 @@ CASES: dict[str, str] = {
     "explain-reviewer-json": "explain examples/team.yaml --agent reviewer --provider openai --tool web_fetch --format json",
     "explain-chatbot-sandbox": "explain examples/chatbot.yaml --agent support --session-key agent:support:slack:group:C0ENGINEERING --tool conversations_list",
     "explain-platform-optional-plugin": "explain examples/platform.toml --agent orchestrator --tool voice_call",
+    "explain-every-blocker": "explain tests/data/blockers.yaml --session-key agent:support:slack:group:C0SUPPORT --tool bash",
+    "validate-test-file-and-bundle": "validate examples/team.test.yaml tests/data/tiny.bundle.json",
     "explain-code": "explain PC303",
     "explain-unknown-code": "explain PC999",
     # test, matrix, diff
@@ -76,6 +78,8 @@ CASES: dict[str, str] = {
     "fmt-check-unformatted": "fmt --check tests/data/unformatted.yaml",
     "fmt-toml": "fmt --check examples/platform.toml",
     "import-openclaw": "import tests/data/openclaw.json5",
+    "import-openclaw-slack-mcp": "import tests/data/openclaw-slack-mcp.json5",
+    "fmt-check-mixed": "fmt --check examples/platform.toml examples/team.yaml",
     "schema-check": "schema --output-dir schemas --check",
 }
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import ROOT, MakePolicy
@@ -114,3 +116,30 @@ def test_examples_validate_against_committed_schema_shape() -> None:
         if path.suffix in (".yaml", ".toml", ".json") and ".test." not in path.name:
             doc = load_document(path)
             assert set(doc.data) <= set(schema["properties"]), path
+
+
+def _properties(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    yield from (("(top level)." + k, v) for k, v in schema["properties"].items())
+    for name, definition in schema["$defs"].items():
+        yield from ((f"{name}.{k}", v) for k, v in definition.get("properties", {}).items())
+
+
+def test_every_policy_field_has_a_description_for_editors() -> None:
+    schema = json.loads(render("policy"))
+    missing = [where for where, prop in _properties(schema) if not prop.get("description")]
+    assert missing == []
+    undocumented = [n for n, d in schema["$defs"].items() if not d.get("description")]
+    assert undocumented == []
+
+
+def test_profile_and_catalog_names_are_offered_as_an_enum() -> None:
+    schema = json.loads(render("policy"))
+    profiles = [prop for where, prop in _properties(schema) if where.endswith(".profile")]
+    assert len(profiles) == 2  # ToolsConfig.profile and ProviderTools.profile
+    for prop in profiles:
+        enums = [branch["enum"] for branch in prop["anyOf"] if "enum" in branch]
+        assert enums and {"minimal", "coding", "messaging", "full", "readonly"} <= set(enums[0])
+        # an operator catalog's own profile stays valid: policyctl reports unknown ones itself
+        assert {"type": "string"} in [{"type": b.get("type")} for b in prop["anyOf"]]
+    catalog = schema["properties"]["catalog"]
+    assert ["openclaw", "openclaw-2026.4", "nanobot"] in [b.get("enum") for b in catalog["anyOf"]]

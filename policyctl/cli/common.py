@@ -44,9 +44,29 @@ def subcommand(
     )
 
 
+class _AskingFlagOnly(argparse.Action):
+    """`--tool` once added a tool under `resolve` and `simulate` while `explain --tool` asks
+    about one. It now always means "ask about": where a command has nothing to ask, the flag
+    is refused with what to write instead, so no script changes meaning silently."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        parser.error(
+            f"--tool {values} no longer adds a tool here: write --add-tool {values} to add it "
+            "to the run's inventory, or use `policyctl explain FILE --tool NAME` to ask why a "
+            "tool is allowed or removed"
+        )
+
+
 def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> None:
-    """The flags that describe a run. `explain` uses `--tool` for the tool it explains, so
-    there the inventory addition is spelled `--add-tool` only (accepted everywhere)."""
+    """The flags that describe a run. A tool is added to the inventory with `--add-tool`
+    everywhere; `--tool` names a tool to ask about (`explain`). With `tool_flag`, a stray
+    `--tool` is refused with a message instead of being taken for an addition."""
     g = p.add_argument_group("run context")
     g.add_argument("--agent", help="agent id")
     g.add_argument("--provider", help="model provider, e.g. openai")
@@ -70,14 +90,24 @@ def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> Non
         metavar="FILE",
         help='JSON list of {"name", "pluginId", "optional"}: the run\'s whole inventory',
     )
-    flags = ["--tool", "--add-tool"] if tool_flag else ["--add-tool"]
     g.add_argument(
-        *flags,
+        "--add-tool",
         action="append",
         default=[],
         metavar="NAME[@PLUGIN]",
         dest="extra_tools",
         help="add a tool to the inventory (repeatable)",
+    )
+    if tool_flag:
+        g.add_argument("--tool", action=_AskingFlagOnly, metavar="NAME", help=argparse.SUPPRESS)
+
+
+def add_sarif_root_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--sarif-root",
+        metavar="DIR",
+        help="with --format sarif: make file URIs relative to DIR (default: the working "
+        "directory), e.g. the repository root for code scanning",
     )
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from .common import EXIT_OK, EXIT_USAGE, add_context_flags, subcommand
 
 if TYPE_CHECKING:
-    from ..resolve import Resolution
+    from ..explain import ToolDecision
+    from ..resolve import RemovedTool, Resolution
     from .output import Painter
 
 HELP = "explain why a tool is allowed or removed in a run (or explain a diagnostic code)"
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from .output import Painter
     from .resolve import resolve_for_cli
 
-    _policy, res = resolve_for_cli(args)
+    policy, res = resolve_for_cli(args)
     paint = Painter(sys.stdout)
     if args.explain_tool is None:
         if args.format == "json":
@@ -74,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         if args.trail:
             _print_trail(res, None, paint)
         return EXIT_OK
-    decision = decide_tool(res, args.explain_tool)
+    decision = decide_tool(res, args.explain_tool, policy)
     if args.format == "json":
         out = res.to_json()
         out["decision"] = (
@@ -84,42 +85,66 @@ def run(args: argparse.Namespace) -> int:
             if decision.removal
             else {"tool": decision.tool, "allowed": False, "inInventory": False}
         )
+        if decision.blockers:
+            out["blockers"] = [b.to_json() for b in decision.blockers]
+            out["fixes"] = list(decision.fixes)
         if decision.fix:
             out["fix"] = decision.fix
         print_json(out)
         return EXIT_OK
+    if decision.asked is not None and decision.asked.strip().lower() != decision.tool:
+        print(f'"{decision.asked}" is an alias of {decision.tool}')
     if decision.allowed:
         print(f"{decision.tool}: {paint('ALLOWED', 'green')} in this run")
     elif decision.removal is None:
         print(f"{decision.tool}: {paint('NOT IN INVENTORY', 'yellow')}: {decision.fix}")
     else:
-        r = decision.removal
-        stage = "construction" if r.stage == 0 else f"layer {r.stage}"
-        print(f"{decision.tool}: {paint('REMOVED', 'red')} at {stage} ({r.label})")
-        if r.kind == "deny":
-            via = f" (expands to {r.tool})" if r.expanded_from else ""
-            written = (
-                f', written "{r.written_as}"' if r.written_as and r.written_as != r.entry else ""
-            )
-            print(f'  rule:  deny entry "{r.entry}"{via}{written}')
-        elif r.kind == "allow":
-            print(f"  rule:  not matched by the allow list {r.scope}")
-        else:
-            print(f"  rule:  {r.kind}")
-        if r.source is not None:
-            print(f"  where: {r.source}")
-            from .output import _source_lines
-
-            lines = _source_lines(r.source.file)
-            if 0 < r.source.line <= len(lines):
-                print(f"         {lines[r.source.line - 1].strip()}")
-        print(f"  {paint('fix:', 'green')}   {decision.fix}")
-        refusal = sandbox_refusal(res, decision.tool)
+        _print_removal(decision, paint)
+        refusal = sandbox_refusal(res, decision.tool, policy)
         if refusal:
             print("\n" + refusal)
     if args.trail:
         _print_trail(res, decision.tool, paint)
     return EXIT_OK
+
+
+def _print_blocker(r: RemovedTool) -> None:
+    if r.kind == "deny":
+        via = f" (expands to {r.tool})" if r.expanded_from else ""
+        written = f', written "{r.written_as}"' if r.written_as and r.written_as != r.entry else ""
+        print(f'  rule:  deny entry "{r.entry}"{via}{written}')
+    elif r.kind == "allow":
+        print(f"  rule:  not matched by the allow list {r.scope}")
+    else:
+        print(f"  rule:  {r.kind}")
+    if r.source is not None:
+        print(f"  where: {r.source}")
+        from .output import _source_lines
+
+        lines = _source_lines(r.source.file)
+        if 0 < r.source.line <= len(lines):
+            print(f"         {lines[r.source.line - 1].strip()}")
+
+
+def _print_removal(decision: ToolDecision, paint: Painter) -> None:
+    r = decision.removal
+    assert r is not None
+    stage = "construction" if r.stage == 0 else f"layer {r.stage}"
+    print(f"{decision.tool}: {paint('REMOVED', 'red')} at {stage} ({r.label})")
+    _print_blocker(r)
+    later = decision.blockers[1:]
+    if later:
+        print(f"  also removed by {len(later)} more rule(s), each of which must change too:")
+        for b in later:
+            where = "construction" if b.stage == 0 else f"layer {b.stage}"
+            print(f"  - {where} ({b.label})")
+            _print_blocker(b)
+    if len(decision.fixes) > 1:
+        print(f"  {paint('fix:', 'green')}   all of these edits:")
+        for f in decision.fixes:
+            print(f"         - {f}")
+    else:
+        print(f"  {paint('fix:', 'green')}   {decision.fix}")
 
 
 def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:

@@ -8,11 +8,12 @@ from pathlib import Path
 
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
-HELP = "format policy files canonically, keeping comments (YAML and JSON)"
+HELP = "format policy files canonically, keeping comments (YAML and JSON; TOML is only checked)"
 EXAMPLE = """examples:
   policyctl fmt policy.yaml
   policyctl fmt --check policies/*.yaml      # exit 1 when a file would change
   policyctl fmt --migrate policy.yaml        # also rewrite agents.list into agents.entries
+  policyctl fmt --check policies/*            # TOML files are checked for syntax, left as written
 """
 
 
@@ -28,20 +29,39 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
-    from ..fmt import format_text
-    from ..loader import read_text
+    from ..fmt import format_text, toml_needs_manual_migration
+    from ..loader import detect_format, read_text
     from ..settings import default_limits
     from .output import render_diagnostics
 
     changed: list[str] = []
+    left_as_written = 0
     failed = False
     for name in args.files:
         try:
             text = read_text(Path(name), default_limits(), name)
             formatted = format_text(text, name, migrate=args.migrate)
+            legacy_toml = (
+                args.migrate
+                and detect_format(name) == "toml"
+                and toml_needs_manual_migration(text, name)
+            )
         except PolicyError as exc:
             print(render_diagnostics(exc.diagnostics, sys.stderr), file=sys.stderr)
             failed = True
+            continue
+        if legacy_toml:
+            # Not rewritten, and not "already formatted" either: the legacy shape is still there.
+            changed.append(name)
+            print(
+                f"{name}: agents.list must be migrated by hand in TOML: write each "
+                "[[agents.list]] item as an [agents.entries.<id>] table",
+                file=sys.stderr,
+            )
+            continue
+        if detect_format(name) == "toml":
+            print(f"{name}: left as written (fmt rewrites YAML and JSON; TOML is only checked)")
+            left_as_written += 1
             continue
         if formatted == text:
             continue
@@ -53,8 +73,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"reformatted {name}")
     if failed:
         return EXIT_USAGE
-    if args.check and changed:
+    if changed and (args.check or any(detect_format(n) == "toml" for n in changed)):
         return EXIT_FINDINGS
-    if not changed:
-        print(f"{len(args.files)} file{'s' * (len(args.files) != 1)} already formatted")
+    formatted_count = len(args.files) - left_as_written
+    if not changed and formatted_count:
+        print(f"{formatted_count} file{'s' * (formatted_count != 1)} already formatted")
     return EXIT_OK

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..importer import ImportResult
+    from ..json5_comments import Comment
 
 from .common import EXIT_OK, EXIT_USAGE, subcommand
 
@@ -24,39 +30,207 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    import json5
-    from ruamel.yaml import YAML
+class _Unusable(Exception):
+    """The config cannot be imported; the message has been printed or is the reason."""
 
+
+def run(args: argparse.Namespace) -> int:
+    from ..catalog import load_catalog
+    from ..diagnostics import PolicyError
     from ..importer import import_openclaw
+    from ..json5_comments import json5_comments
+    from .common import report_failure
 
     try:
-        text = Path(args.file).read_text(encoding="utf-8")
-        config = json5.loads(text)
-    except OSError as exc:
-        print(f"policyctl import: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        text, config = _read_config(args.file)
+    except _Unusable as exc:
+        if str(exc):
+            print(f"policyctl import: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except (ValueError, UnicodeDecodeError) as exc:
-        print(f"policyctl import: {args.file} is not JSON5: {exc}", file=sys.stderr)
+    try:
+        catalog = load_catalog(args.catalog, Path.cwd())
+    except PolicyError as exc:
+        report_failure(exc, f"policyctl import: catalog {args.catalog} cannot be used")
         return EXIT_USAGE
-    if not isinstance(config, dict):
-        print(f"policyctl import: {args.file}: the top level must be an object", file=sys.stderr)
-        return EXIT_USAGE
-    result = import_openclaw(config)
+    # chat-channel tool ids: the sandbox's default deny names that are no tool nor alias
+    channel_tools = {
+        n for n in catalog.sandbox_deny if n not in catalog.tool_ids and n not in catalog.aliases
+    }
+    result = import_openclaw(config, channel_tools)
     doc = {"catalog": args.catalog, **result.document}
-    yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    out = io.StringIO()
-    out.write(
+    body, lost = render_yaml(doc, result, json5_comments(text))
+    header = (
         f"# Imported by policyctl from {Path(args.file).name}.\n"
         "# Check it with: policyctl validate <this file>\n"
+        "# Comments of the original are kept beside the keys they describe (as written:\n"
+        "# review them), comments on left-out sections are not (see stderr for their lines).\n"
     )
-    yaml.dump(doc, out)
     if args.output:
-        Path(args.output).write_text(out.getvalue(), encoding="utf-8")
+        Path(args.output).write_text(header + body, encoding="utf-8")
     else:
-        sys.stdout.write(out.getvalue())
+        sys.stdout.write(header + body)
     for path in result.left_out:
         print(f"left out: {path}", file=sys.stderr)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    for line in lost:
+        print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _read_config(name: str) -> tuple[str, dict[str, Any]]:
+    """The text and the parsed object, under the limits policy files have (size, encoding,
+    nesting): an OpenClaw config is as untrusted as a policy file."""
+    import json5
+
+    from ..diagnostics import Diagnostic, PolicyError, Source
+    from ..json5_comments import nesting_too_deep
+    from ..loader import read_text
+    from ..settings import default_limits
+    from .common import report_failure
+
+    limits = default_limits()
+    try:
+        text = read_text(Path(name), limits, name)
+        deep_at = nesting_too_deep(text, limits.max_depth)
+        if deep_at is not None:
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC107",
+                        f"nesting deeper than {limits.max_depth} levels",
+                        Source(name, deep_at, 1),
+                        fix="raise POLICYCTL_MAX_DEPTH if this is intended",
+                    )
+                ]
+            )
+    except PolicyError as exc:
+        report_failure(exc, f"policyctl import: {name} cannot be imported")
+        raise _Unusable() from None
+    # json5's parser recurses ~15 frames per nesting level: make room for what the depth
+    # check above admits (bounded, so a raised POLICYCTL_MAX_DEPTH cannot exhaust the stack).
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, min(20 * limits.max_depth + 1000, 20_000)))
+    try:
+        config = json5.loads(text)
+    except ValueError as exc:
+        raise _Unusable(f"{name} is not JSON5: {exc}") from None
+    except RecursionError:
+        raise _Unusable(f"{name} nests too deeply to be read") from None
+    finally:
+        sys.setrecursionlimit(previous)
+    if not isinstance(config, dict):
+        raise _Unusable(f"{name}: the top level must be an object")
+    return text, config
+
+
+def render_yaml(
+    doc: dict[str, Any], result: ImportResult, comments: list[Comment]
+) -> tuple[str, list[str]]:
+    """The YAML text with the original's comments (and the import's remarks) in place, and a
+    line for each comment that could not be kept (by line number only: a comment next to a
+    left-out token may quote the token)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    def commented(node: Any) -> Any:
+        if isinstance(node, dict):
+            return CommentedMap((k, commented(v)) for k, v in node.items())
+        if isinstance(node, list):
+            return CommentedSeq(commented(v) for v in node)
+        return node
+
+    root = commented(doc)
+    before: dict[tuple[Any, ...], list[str]] = {}
+    after: dict[tuple[Any, ...], list[str]] = {}
+    start: list[str] = []
+    lost: list[str] = []
+    left_out_values = _secret_values(result.config) - _strings(doc)
+    for c in comments:
+        if _may_hold_a_secret(c.text, left_out_values):
+            lost.append(f"comment not kept: line {c.line} (it may quote a left-out value)")
+            continue
+        if not c.path:
+            start.append(c.text)
+            continue
+        out = result.output_path(c.path)
+        if _find(root, out) is None:
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in c.path)[1:]
+            lost.append(f"comment not kept: line {c.line} (on {where}, which is left out)")
+            continue
+        (after if c.trailing or isinstance(_find(root, out[:-1]), list) else before).setdefault(
+            out, []
+        ).append(c.text)
+    for out, remark in result.remarks.items():
+        if _find(root, out) is not None:
+            after.setdefault(out, []).append(remark)
+    for out, texts in before.items():
+        parent = _find(root, out[:-1])
+        parent.yaml_set_comment_before_after_key(
+            out[-1], before="\n".join(texts), indent=2 * (len(out) - 1)
+        )
+    for out, texts in after.items():
+        parent = _find(root, out[:-1])
+        parent.yaml_add_eol_comment("# " + "; ".join(texts), out[-1])
+    if start:
+        root.yaml_set_start_comment("\n".join(start))
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    buffer = io.StringIO()
+    yaml.dump(root, buffer)
+    return buffer.getvalue(), lost
+
+
+# Shapes of common credentials (Slack, GitHub, OpenAI-style and AWS keys, JWTs).
+_SECRET_SHAPES = re.compile(
+    r"(xox[abposr]-|xapp-|gh[pousr]_|github_pat_|sk-|AKIA|eyJ)[A-Za-z0-9_\-.]{6,}"
+)
+
+
+def _may_hold_a_secret(text: str, left_out_values: set[str]) -> bool:
+    """A comment that quotes a value the import left out (a token, a URL, a command), or
+    that looks like a credential, is not copied: the output must never carry a secret."""
+    return bool(_SECRET_SHAPES.search(text)) or any(v in text for v in left_out_values)
+
+
+_SENSITIVE_KEY = re.compile(r"token|secret|passw|key|auth|cred|env|header|cookie", re.I)
+
+
+def _secret_values(node: Any, sensitive: bool = False) -> set[str]:
+    """Strings of a parsed config that may be credentials: values under a key that sounds
+    like one (token, secret, env, headers, ...), and long strings mixing letters and digits."""
+    if isinstance(node, dict):
+        return set().union(
+            *(
+                _secret_values(v, sensitive or bool(_SENSITIVE_KEY.search(str(k))))
+                for k, v in node.items()
+            )
+        )
+    if isinstance(node, list):
+        return set().union(*(_secret_values(v, sensitive) for v in node))
+    if not isinstance(node, str) or len(node) < 6:
+        return set()
+    mixed = len(node) >= 12 and any(c.isdigit() for c in node) and any(c.isalpha() for c in node)
+    return {node} if sensitive or mixed else set()
+
+
+def _strings(node: Any) -> set[str]:
+    """Every string value of a document."""
+    if isinstance(node, dict):
+        return set().union(*(_strings(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_strings(v) for v in node))
+    return {node} if isinstance(node, str) else set()
+
+
+def _find(root: Any, path: tuple[Any, ...]) -> Any:
+    """The node at `path`, or None when the import did not keep it."""
+    node = root
+    for part in path:
+        inside_map = isinstance(node, dict) and part in node
+        inside_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if not (inside_map or inside_list):
+            return None
+        node = node[part]
+    return node

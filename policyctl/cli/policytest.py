@@ -7,7 +7,14 @@ import sys
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, report_failure, subcommand
+from .common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_USAGE,
+    add_sarif_root_flag,
+    report_failure,
+    subcommand,
+)
 
 if TYPE_CHECKING:
     from ..testing import FileResult
@@ -42,6 +49,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="contexts of the matrix to check invariants on before sampling",
     )
+    add_sarif_root_flag(p)
     p.set_defaults(run=run)
 
 
@@ -62,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "junit":
         sys.stdout.write(render_junit(results))
     elif args.format == "sarif":
-        sys.stdout.write(render_sarif(results))
+        sys.stdout.write(render_sarif(results, args.sarif_root))
     else:
         sys.stdout.write(render_text(results, Painter(sys.stdout), coverage))
     if broken:
@@ -148,7 +156,7 @@ def render_junit(results: list[FileResult]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_sarif(results: list[FileResult]) -> str:
+def render_sarif(results: list[FileResult], root: str | None = None) -> str:
     from .report import sarif_log, sarif_result
 
     rules = [
@@ -180,9 +188,10 @@ def render_sarif(results: list[FileResult]) -> str:
             "error",
             f"{r.name}: " + "; ".join(r.failures[:5]),
             r.source,
+            root,
         )
         for fr in results
         for r in fr.results
         if not r.passed
     ]
-    return sarif_log(rules, found)
+    return sarif_log(rules, found, root)

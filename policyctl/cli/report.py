@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
+from urllib.parse import quote
 
 from .. import __version__
 from ..diagnostics import CODES, Diagnostic, Severity, Source
@@ -16,12 +18,49 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _SARIF_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
-def _uri(path: str) -> str:
-    p = Path(path)
-    try:
-        return p.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return p.as_posix()
+#: The base every relative SARIF URI is resolved against (SARIF 2.1.0, section 3.14.14).
+SRCROOT = "%SRCROOT%"
+
+
+def _root(root: str | None) -> Path:
+    return Path(os.path.abspath(root if root is not None else os.getcwd()))
+
+
+def _relative(path: str, root: Path) -> PurePosixPath | None:
+    """`path` relative to `root`, as written (symlinks kept) or else after resolving them."""
+    for candidate, base in (
+        (Path(os.path.abspath(path)), root),
+        (Path(path).resolve(), root.resolve()),
+    ):
+        try:
+            return PurePosixPath(candidate.relative_to(base).as_posix())
+        except ValueError:
+            continue
+    return None
+
+
+def _uri(path: str, root: str | None = None) -> str:
+    """A path for GitHub annotations: relative to the root when inside it."""
+    rel = _relative(path, _root(root))
+    return rel.as_posix() if rel is not None else Path(path).as_posix()
+
+
+def artifact_location(path: str, root: str | None = None) -> dict[str, str]:
+    """A SARIF artifactLocation: a relative, percent-encoded URI against `%SRCROOT%` when the
+    file is inside the root (whether it was named by a relative or an absolute path), else an
+    absolute `file:` URI. Code scanning matches relative URIs to files of the repository."""
+    rel = _relative(path, _root(root))
+    if rel is None:
+        return {"uri": Path(path).resolve().as_uri()}
+    return {"uri": quote(rel.as_posix()), "uriBaseId": SRCROOT}
+
+
+def _uri_base_ids(root: str | None) -> dict[str, Any]:
+    """Where `%SRCROOT%` is. Only an explicit `--sarif-root` puts an absolute path in the log;
+    by default the log stays portable and says the base is the working directory."""
+    if root is None:
+        return {SRCROOT: {"description": {"text": "the working directory policyctl ran in"}}}
+    return {SRCROOT: {"uri": _root(root).as_uri().rstrip("/") + "/"}}
 
 
 def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
@@ -50,7 +89,7 @@ def render_json(
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_sarif(diags: Sequence[Diagnostic]) -> str:
+def render_sarif(diags: Sequence[Diagnostic], root: str | None = None) -> str:
     used = sorted({d.code for d in diags})
     rules = [
         {
@@ -70,14 +109,20 @@ def render_sarif(diags: Sequence[Diagnostic]) -> str:
             _SARIF_LEVEL[d.severity],
             d.message + (f" ({d.fix})" if d.fix else ""),
             d.source,
+            root,
         )
         for d in diags
     ]
-    return sarif_log(rules, results)
+    return sarif_log(rules, results, root)
 
 
 def sarif_result(
-    rule_id: str, rule_index: int, level: str, text: str, source: Source | None
+    rule_id: str,
+    rule_index: int,
+    level: str,
+    text: str,
+    source: Source | None,
+    root: str | None = None,
 ) -> dict[str, Any]:
     """One SARIF result, located when the finding has a source."""
     result: dict[str, Any] = {
@@ -90,7 +135,7 @@ def sarif_result(
         result["locations"] = [
             {
                 "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(source.file)},
+                    "artifactLocation": artifact_location(source.file, root),
                     "region": {"startLine": source.line, "startColumn": source.column},
                 }
             }
@@ -98,14 +143,17 @@ def sarif_result(
     return result
 
 
-def sarif_log(rules: list[dict[str, Any]], results: list[dict[str, Any]]) -> str:
-    """A SARIF 2.1.0 log of one policyctl run."""
+def sarif_log(
+    rules: list[dict[str, Any]], results: list[dict[str, Any]], root: str | None = None
+) -> str:
+    """A SARIF 2.1.0 log of one policyctl run (`root`: see `artifact_location`)."""
     log = {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [
             {
                 "tool": {"driver": {"name": "policyctl", "version": __version__, "rules": rules}},
+                "originalUriBaseIds": _uri_base_ids(root),
                 "results": results,
             }
         ],

@@ -8,8 +8,9 @@ import sys
 from .common import EXIT_FINDINGS, EXIT_OK, add_context_flags, subcommand
 
 HELP = "print the tools a run may use"
-EXAMPLE = """example:
+EXAMPLE = """examples:
   policyctl resolve examples/team.yaml --agent coder --provider openai --model gpt-5.4
+  policyctl resolve examples/platform.toml --agent orchestrator --add-tool deploy@ops
   policyctl resolve examples/chatbot.yaml --session-key agent:support:slack:group:C123 --format json
 """
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_sarif_root_flag, subcommand
+
+if TYPE_CHECKING:
+    from ..diagnostics import Diagnostic
 
 HELP = "check policy files: schema, semantics, unknown names, empty tool sets"
 EXAMPLE = """examples:
@@ -41,22 +45,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="contexts to check for empty tool sets before sampling (default 2000)",
     )
+    add_sarif_root_flag(p)
     p.set_defaults(run=run)
 
 
-def validate_file(path: str, strict: bool, max_contexts: int):  # type: ignore[no-untyped-def]
-    """Every diagnostic of one file: load, schema, compile, then the semantic checks."""
-    from ..api import compile_loaded
-    from ..checks import check_policy
-    from ..diagnostics import PolicyError
-    from ..loader import load_document
+def validate_file(path: str, strict: bool, max_contexts: int) -> list[Diagnostic]:
+    """Every diagnostic of one file (see `policyctl.validation`)."""
+    from ..validation import validate_path
 
-    try:
-        loaded = load_document(path)
-        policy = compile_loaded(loaded)
-    except PolicyError as exc:
-        return list(exc.diagnostics)
-    return [*policy.diagnostics, *check_policy(policy, strict=strict, max_contexts=max_contexts)]
+    return validate_path(path, strict=strict, max_contexts=max_contexts)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(report.render_json(shown, args.files, hidden, found))
     elif args.format == "sarif":
-        sys.stdout.write(report.render_sarif(shown))
+        sys.stdout.write(report.render_sarif(shown, args.sarif_root))
     elif args.format == "github":
         sys.stdout.write(report.render_github(shown))
     else:

@@ -2,6 +2,7 @@
 
 registry = ToolRegistry(make_builtin_tools("workspace"))
 runtime = Runtime(load_policy("policy.yaml"), registry, ScriptedProvider([...]))
+# or, serving the live policy: Runtime(PolicyStore("policy.yaml").start(), registry, provider)
 result = await runtime.run_turn(RunContext(agent="coder"), "fix the tests")
 """
 
@@ -11,8 +12,15 @@ from .entrypoints import CronJob, Runtime, SpawnRefused
 from .gate import CallGate, Outcome, Veto
 from .hooks import Block, RequireApproval, RewriteParams, ToolCallEvent
 from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
-from .providers import OpenAICompatProvider, ProviderResponse, ScriptedProvider, ToolCall
-from .registry import CallError, PreparedCall, ToolRegistry
+from .providers import (
+    OpenAICompatProvider,
+    ProviderError,
+    ProviderResponse,
+    ScriptedProvider,
+    ToolCall,
+)
+from .registry import CallError, PreparedCall, RefusalDetail, ToolRegistry
+from .schema import SchemaError
 from .tools import RuntimeTool, tool
 
 __all__ = [
@@ -26,12 +34,15 @@ __all__ = [
     "OpenAICompatProvider",
     "Outcome",
     "PreparedCall",
+    "ProviderError",
     "ProviderResponse",
+    "RefusalDetail",
     "RequireApproval",
     "RewriteParams",
     "RunResult",
     "Runtime",
     "RuntimeTool",
+    "SchemaError",
     "ScriptedProvider",
     "SpawnRefused",
     "ToolCall",

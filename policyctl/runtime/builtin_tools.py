@@ -2,17 +2,32 @@
 
 Files are confined to a workspace: a path that resolves outside it, through `..` or through a
 symlink, is refused. `exec` takes an argument vector (no shell), a timeout, a minimal
-environment, and keeps the head and tail of long output.
+environment, and keeps the head and tail of long output, stdout and stderr apart.
+
+`exec` starts the command in a process group of its own. On timeout the whole group is killed
+(SIGKILL), so a command that started children (`sh -c "sleep 30 & wait"`) returns at its
+timeout and leaves nothing running; when the command itself exits, whatever it left running in
+its group is killed too. (A child that calls setsid() leaves the group; confine such commands
+with an OS sandbox.) Output is read as it comes, keeping at most `output_limit` characters of
+each stream in memory: the head, and the tail in a ring.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
+import os
+import signal
 from pathlib import Path
+from typing import Any
 
+from .text import truncate as _cut
 from .tools import RuntimeTool, tool
 
 OUTPUT_LIMIT = 10_000
+PIPE_GRACE = 2.0  # seconds to finish reading once the command's group is gone
+_CHUNK = 65_536
 
 
 class WorkspaceError(PermissionError):
@@ -29,23 +44,103 @@ def _inside(workspace: Path, path: str) -> Path:
 
 def truncate(text: str, limit: int = OUTPUT_LIMIT) -> str:
     """Keep the head and the tail of long output; say how much was cut."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n... [{cut} characters cut] ...\n{text[-half:]}"
+    return _cut(text, limit)
 
 
-def make_builtin_tools(workspace: str | Path, *, exec_timeout: float = 30.0) -> list[RuntimeTool]:
+class _Capped:
+    """A stream's bytes in bounded memory: the first half of `limit`, the last half (a ring),
+    and how many fell between."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_room = limit // 2
+        self.tail_room = limit - self.head_room
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_room - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            del self.tail[: max(0, len(self.tail) - self.tail_room)]
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", errors="replace")
+        tail = self.tail.decode("utf-8", errors="replace")
+        dropped = self.total - len(self.head) - len(self.tail)
+        if dropped > 0:
+            return f"{head}\n... [{dropped} bytes cut] ...\n{tail}"
+        return head + tail
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Until the command's own process has exited. (`proc.wait()` also waits for its pipes to
+    close on some Python versions, and a background child may hold them open.)"""
+    while proc.returncode is None:
+        await asyncio.sleep(0.02)
+
+
+async def _drain(stream: asyncio.StreamReader | None, into: _Capped) -> None:
+    if stream is None:
+        return
+    while chunk := await stream.read(_CHUNK):
+        into.add(chunk)
+
+
+async def _settle(
+    proc: asyncio.subprocess.Process, readers: asyncio.Future[Any], err: _Capped
+) -> None:
+    """The group is dead, so the pipes close at once, unless a process escaped the group
+    (setsid) and holds them: then stop reading and close our ends instead of waiting."""
+    try:
+        await asyncio.wait_for(readers, PIPE_GRACE)
+    except asyncio.TimeoutError:
+        err.add(b"\n[output still open after the command ended: a process left its group]")
+        transport = getattr(proc, "_transport", None)  # asyncio keeps the pipes there
+        if transport is not None:
+            transport.close()
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone already
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _check_limits(exec_timeout: float, output_limit: int) -> None:
+    if not (
+        isinstance(exec_timeout, int | float)
+        and not isinstance(exec_timeout, bool)
+        and math.isfinite(exec_timeout)
+        and 0.1 <= exec_timeout <= 600
+    ):
+        raise ValueError(
+            f"exec_timeout must be a number of seconds in [0.1, 600], got {exec_timeout!r}"
+        )
+    if isinstance(output_limit, bool) or not isinstance(output_limit, int) or output_limit < 100:
+        raise ValueError(f"output_limit must be a whole number >= 100, got {output_limit!r}")
+
+
+def make_builtin_tools(
+    workspace: str | Path, *, exec_timeout: float = 30.0, output_limit: int = OUTPUT_LIMIT
+) -> list[RuntimeTool]:
+    """The reference tools over `workspace`. `exec_timeout` is exec's default timeout in
+    seconds (a call may ask for 0.1 to 600); `output_limit` caps each of exec's streams and
+    read_file's text, in characters."""
+    _check_limits(exec_timeout, output_limit)
     ws = Path(workspace)
 
     @tool(read_only=True)
-    async def read_file(path: str, max_chars: int = OUTPUT_LIMIT) -> str:
+    async def read_file(path: str, max_chars: int = output_limit) -> str:
         """Read a text file of the workspace."""
         target = _inside(ws, path)
         if not target.is_file():
             raise FileNotFoundError(f"{path}: no such file")
-        return truncate(target.read_text(encoding="utf-8", errors="replace"), max(1, max_chars))
+        limit = min(max(1, max_chars), output_limit)
+        return truncate(target.read_text(encoding="utf-8", errors="replace"), limit)
 
     @tool(read_only=True)
     async def list_dir(path: str = ".") -> list[str]:
@@ -82,6 +177,8 @@ def make_builtin_tools(workspace: str | Path, *, exec_timeout: float = 30.0) -> 
         """Run a program in the workspace: an argument vector, no shell."""
         if not command:
             raise ValueError("command is empty")
+        if not math.isfinite(timeout) or not 0.1 <= timeout <= 600:
+            raise ValueError("timeout must be a number of seconds between 0.1 and 600")
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(ws.resolve()), "LANG": "C.UTF-8"}
         proc = await asyncio.create_subprocess_exec(
             *command,
@@ -89,17 +186,25 @@ def make_builtin_tools(workspace: str | Path, *, exec_timeout: float = 30.0) -> 
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group: killed as one
         )
+        out, err = _Capped(output_limit), _Capped(output_limit)
+        readers = asyncio.gather(_drain(proc.stdout, out), _drain(proc.stderr, err))
         try:
-            out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+            await asyncio.wait_for(_exited(proc), timeout)
         except asyncio.TimeoutError:
-            proc.kill()
+            _kill_group(proc.pid)
+            await _settle(proc, readers, err)
             await proc.wait()
             raise TimeoutError(f"timed out after {timeout} s") from None
-        return {
-            "exit_code": proc.returncode,
-            "output": truncate(out.decode("utf-8", errors="replace")),
-        }
+        except BaseException:  # cancelled: leave nothing running
+            _kill_group(proc.pid)
+            readers.cancel()
+            raise
+        _kill_group(proc.pid)  # what the command left running in its group
+        await _settle(proc, readers, err)
+        await proc.wait()
+        return {"exit_code": proc.returncode, "stdout": out.text(), "stderr": err.text()}
 
     return [read_file, list_dir, write_file, exec]

@@ -4,11 +4,17 @@ A normal turn, a skill slash-command that dispatches straight to a tool (it must
 the full pipeline: GHSA-mhm4-93fw-4qr2 was such a shortcut that applied only the owner-only
 filter), a scheduled job, a spawned subagent, and the memory flush. None of them has a way
 around `resolve` and the call gate.
+
+The policy is a `CompiledPolicy` or a `PolicyStore` (hot reload). With a store, each run takes
+the version in service when it starts and keeps it to its end: a reload lands between turns,
+never inside one. Loop detection is per session (one detector per session key, kept for the
+`sessions` most recently active sessions); a run without a session key gets its own.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,12 +25,13 @@ from ..diagnostics import Diagnostic
 from ..lineage import LeafCannotSpawn, child_context
 from ..resolution import NoCallableToolsError, Resolution
 from ..resolve import cap_cron_tools, resolve
+from ..store import PolicyStore, PolicyUnavailable
 from .agent import RunResult, run_loop
-from .gate import CallGate, Outcome, Veto
-from .hooks import Approver, Hook, Observer
-from .loopdetect import LoopConfig
+from .gate import RESULT_LIMIT, CallGate, Outcome, Veto, check_gate_options
+from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Approver, Hook, Observer
+from .loopdetect import LoopConfig, LoopDetector
 from .providers import Provider
-from .registry import ToolRegistry
+from .registry import RefusalDetail, ToolRegistry
 
 _JOB_IDS = itertools.count(1)
 
@@ -51,7 +58,7 @@ class SpawnRefused(Exception):
 class Runtime:
     def __init__(
         self,
-        policy: CompiledPolicy,
+        policy: CompiledPolicy | PolicyStore,
         registry: ToolRegistry,
         provider: Provider,
         *,
@@ -60,8 +67,22 @@ class Runtime:
         approver: Approver | None = None,
         loop_config: LoopConfig | None = None,
         max_iterations: int = 20,
+        max_continuations: int = 3,
+        refusal_detail: RefusalDetail = "layer",
+        result_limit: int = RESULT_LIMIT,
+        hook_timeout: float = HOOK_TIMEOUT,
+        approval_timeout: float = APPROVAL_TIMEOUT,
+        tool_timeout: float | None = None,
+        sessions: int = 10_000,
     ) -> None:
-        self.policy = policy
+        for label, value, least in (
+            ("max_iterations", max_iterations, 1),
+            ("sessions", sessions, 1),
+            ("max_continuations", max_continuations, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{label} must be a whole number >= {least}, got {value!r}")
+        self.source = policy
         self.registry = registry
         self.provider = provider
         self.hooks = tuple(hooks)
@@ -69,17 +90,52 @@ class Runtime:
         self.approver = approver
         self.loop_config = loop_config or LoopConfig()
         self.max_iterations = max_iterations
+        self.max_continuations = max_continuations
+        self.gate_options: dict[str, Any] = {
+            "refusal_detail": refusal_detail,
+            "result_limit": result_limit,
+            "hook_timeout": hook_timeout,
+            "approval_timeout": approval_timeout,
+            "tool_timeout": tool_timeout,
+        }
+        self.sessions = sessions
+        self._loops: OrderedDict[str, LoopDetector] = OrderedDict()
+        check_gate_options(**self.gate_options)  # refused now, not at the first call
+
+    @property
+    def policy(self) -> CompiledPolicy:
+        """The compiled policy in service now (with a store: its current version)."""
+        if isinstance(self.source, PolicyStore):
+            current = self.source.current
+            if current is None:
+                raise PolicyUnavailable(str(self.source.path), self.source.errors)
+            return current
+        return self.source
 
     # -- the single pipeline ------------------------------------------------------------------
 
-    def resolve(self, ctx: RunContext, *, require_tools: bool = True) -> Resolution:
+    def resolve(
+        self, ctx: RunContext, *, require_tools: bool = True, policy: CompiledPolicy | None = None
+    ) -> Resolution:
         """Every entry point resolves here: the compiled policy, over the registered tools."""
+        policy = self.policy if policy is None else policy  # one read: one version per run
         return resolve(
-            self.policy,
-            ctx,
-            self.registry.inventory(self.policy.catalog),
-            require_tools=require_tools,
+            policy, ctx, self.registry.inventory(policy.catalog), require_tools=require_tools
         )
+
+    def loop_detector(self, session_key: str | None) -> LoopDetector:
+        """The session's loop detector (a new one for a run without a session key)."""
+        key = session_key
+        if key is None:
+            return LoopDetector(self.loop_config)
+        detector = self._loops.get(key)
+        if detector is None:
+            detector = self._loops[key] = LoopDetector(self.loop_config)
+            while len(self._loops) > self.sessions:
+                self._loops.popitem(last=False)
+        else:
+            self._loops.move_to_end(key)
+        return detector
 
     def gate(self, resolution: Resolution) -> CallGate:
         return CallGate(
@@ -88,7 +144,8 @@ class Runtime:
             hooks=self.hooks,
             observers=self.observers,
             approver=self.approver,
-            loop_config=self.loop_config,
+            loop=self.loop_detector(resolution.context.session_key),
+            **self.gate_options,
         )
 
     async def _run(self, ctx: RunContext, messages: list[dict[str, Any]]) -> RunResult:
@@ -98,7 +155,11 @@ class Runtime:
             # stop before the model is asked (semantics 8)
             return RunResult(messages, stopped=f"no-tools: {exc}")
         return await run_loop(
-            self.provider, self.gate(resolution), messages, max_iterations=self.max_iterations
+            self.provider,
+            self.gate(resolution),
+            messages,
+            max_iterations=self.max_iterations,
+            max_continuations=self.max_continuations,
         )
 
     # -- entry points -------------------------------------------------------------------------
@@ -122,8 +183,9 @@ class Runtime:
     ) -> CronJob:
         """Create a job: its tools are capped at the creating run's tools, and what the cap
         drops is reported (PC407), not silently lost."""
-        creator = self.resolve(creator_ctx, require_tools=False)
-        cap = cap_cron_tools(creator, tools_allow, self.policy.catalog)
+        policy = self.policy
+        creator = self.resolve(creator_ctx, require_tools=False, policy=policy)
+        cap = cap_cron_tools(creator, tools_allow, policy.catalog)
         eff = creator.context
         return CronJob(
             f"job{next(_JOB_IDS)}",

@@ -1,33 +1,57 @@
 """The call-time gate: every call, from every entry point, passes here before it runs.
 
-In order: the tool must be in the run's resolved set (a removed or unknown tool is refused and
-never executed, with the policy's own explanation); the arguments are prepared; loop detection
-(a critical loop vetoes, a warning is noted); the hooks (block, approval, rewrite). A veto goes
-back to the model as a structured tool result. After the call, observers see the outcome.
+In order: the call must be well formed; the tool must be in the run's resolved set (a removed
+or unknown tool is refused and never executed); the arguments are prepared; loop detection
+counts every call, refused, invalid and malformed ones included (a critical loop vetoes, a
+warning is noted); the hooks (block, approval, rewrite), each within a timeout, and parameters a
+hook rewrote are validated again. A veto goes back to the model as a structured tool result, at
+the refusal detail the operator chose; the full provenance goes to the log and the observers.
+What a tool returns is cut to `result_limit` characters (head and tail kept, the cut said).
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import hashlib
+import json
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..resolution import Resolution
-from .hooks import Approver, Hook, Observer, ToolCallEvent, notify_observers, run_hooks
+from .arguments import ArgumentError, coerce_arguments
+from .hooks import (
+    APPROVAL_TIMEOUT,
+    HOOK_TIMEOUT,
+    Approver,
+    Hook,
+    Observer,
+    ToolCallEvent,
+    ask_approver,
+    notify_observers,
+    run_hooks,
+)
 from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
-from .registry import CallError, PreparedCall, ToolRegistry
+from .registry import REFUSAL_DETAILS, CallError, PreparedCall, RefusalDetail, ToolRegistry
+from .text import render_result, truncate
 
 log = logging.getLogger("policyctl.runtime")
+
+RESULT_LIMIT = 20_000  # characters of one tool result the model reads
+MALFORMED = "(malformed call)"  # the name a call without a usable tool name is counted under
+MAX_NAME = 256  # characters of a tool name a call may carry (providers allow 64)
 
 
 @dataclass(frozen=True)
 class Veto:
     tool: str
-    kind: str  # "policy", "arguments", "loop", "hook", "approval"
+    kind: str  # "policy", "arguments", "loop", "hook", "approval", "malformed"
     reason: str
-    detail: dict[str, Any] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)  # what the model reads
+    provenance: dict[str, Any] = field(default_factory=dict)  # log and observers only
 
     def to_result(self) -> dict[str, Any]:
         return {
@@ -48,13 +72,12 @@ class Outcome:
     result: Any
     veto: Veto | None = None
     warnings: tuple[str, ...] = ()
+    limit: int = RESULT_LIMIT
 
     def content(self) -> str:
-        import json
-
         if self.veto is not None:
             return json.dumps(self.veto.to_result())
-        body = self.result if isinstance(self.result, str) else json.dumps(self.result, default=str)
+        body = truncate(render_result(self.result), self.limit)
         if self.warnings:
             body += "\n\n[" + "; ".join(self.warnings) + "]"
         return body
@@ -69,6 +92,47 @@ def command_fingerprint(command: Any) -> str:
     return f"len={len(text)} sha256={hashlib.sha256(text.encode()).hexdigest()[:12]}"
 
 
+def _raw_text(raw: Any) -> str:
+    """Invalid arguments as loop detection counts them: the same bad call is the same call."""
+    if isinstance(raw, str):
+        return raw
+    try:
+        return json.dumps(raw, sort_keys=True, default=str)
+    except (ValueError, TypeError, RecursionError):
+        return repr(raw)
+
+
+class _ToolTimedOut(Exception):
+    """The tool ran past `tool_timeout` (apart from any TimeoutError the tool raises itself)."""
+
+
+def check_gate_options(
+    refusal_detail: str,
+    result_limit: int,
+    hook_timeout: float,
+    approval_timeout: float,
+    tool_timeout: float | None = None,
+) -> None:
+    """ValueError for an option the gate could not honour (a NaN timeout never expires)."""
+    if refusal_detail not in REFUSAL_DETAILS:
+        raise ValueError(
+            f"refusal_detail must be one of {', '.join(REFUSAL_DETAILS)}, got {refusal_detail!r}"
+        )
+    if isinstance(result_limit, bool) or not isinstance(result_limit, int) or result_limit < 100:
+        raise ValueError(f"result_limit must be a whole number >= 100, got {result_limit!r}")
+    timeouts = [("hook_timeout", hook_timeout), ("approval_timeout", approval_timeout)]
+    if tool_timeout is not None:
+        timeouts.append(("tool_timeout", tool_timeout))
+    for label, value in timeouts:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            raise ValueError(f"{label} must be a finite number > 0, got {value!r}")
+
+
 class CallGate:
     def __init__(
         self,
@@ -80,13 +144,26 @@ class CallGate:
         approver: Approver | None = None,
         loop_config: LoopConfig | None = None,
         loop: LoopDetector | None = None,
+        refusal_detail: RefusalDetail = "layer",
+        result_limit: int = RESULT_LIMIT,
+        hook_timeout: float = HOOK_TIMEOUT,
+        approval_timeout: float = APPROVAL_TIMEOUT,
+        tool_timeout: float | None = None,
     ) -> None:
+        check_gate_options(
+            refusal_detail, result_limit, hook_timeout, approval_timeout, tool_timeout
+        )
         self.resolution = resolution
         self.registry = registry
         self.hooks = tuple(hooks)
         self.observers = tuple(observers)
         self.approver = approver
         self.loop = loop or LoopDetector(loop_config or LoopConfig())
+        self.refusal_detail: RefusalDetail = refusal_detail
+        self.result_limit = int(result_limit)
+        self.hook_timeout = float(hook_timeout)
+        self.approval_timeout = float(approval_timeout)
+        self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
 
     def check(self, name: str, params: dict[str, Any]) -> LoopVerdict | None:
         """The synchronous part of the gate: None if the tool is not in the resolved set,
@@ -96,76 +173,94 @@ class CallGate:
             return None
         return self.loop.observe(name, params)
 
+    def _event(self, name: str, params: dict[str, Any], meta: dict[str, Any]) -> ToolCallEvent:
+        ctx = self.resolution.context
+        return ToolCallEvent(name, params, ctx.session_key, ctx.agent, ctx.trigger, meta)
+
+    async def _done(self, event: ToolCallEvent, outcome: Outcome) -> Outcome:
+        if self.observers:
+            await notify_observers(self.observers, event, outcome, timeout=self.hook_timeout)
+        return outcome
+
+    def _loop_veto(self, name: str, verdict: LoopVerdict) -> Outcome:
+        detail = {"detector": verdict.detector, "count": verdict.count}
+        return Outcome(name, False, None, Veto(name, "loop", verdict.message, detail))
+
+    async def malformed(self, name: Any, problem: str, raw_arguments: Any = None) -> Outcome:
+        """A call the provider could not make sense of (no tool name, no function): the model
+        reads what was wrong, and it counts for loop detection like a call of a missing tool."""
+        label = name if isinstance(name, str) and name else MALFORMED
+        verdict = self.loop.observe(label, {}, known=False)
+        event = self._event(label, {}, {"malformed": problem})
+        if verdict.level == "critical":
+            return await self._done(event, self._loop_veto(label, verdict))
+        warnings = (verdict.message,) if verdict.level == "warning" else ()
+        text = f"Error: malformed tool call: {problem}\n\n{ERROR_HINT}"
+        return await self._done(
+            event, Outcome(label, False, text, None, warnings, self.result_limit)
+        )
+
     async def call(
         self, name: str, raw_arguments: Any, *, event_meta: dict[str, Any] | None = None
     ) -> Outcome:
-        ctx = self.resolution.context
-        prepared = self.registry.prepare_call(name, raw_arguments, self.resolution)
-        if isinstance(prepared, CallError):
-            known = (
-                prepared.removal is None
-                and name in self.registry
-                and self.resolution.is_allowed(name)
+        if not isinstance(name, str) or not name.strip():
+            return await self.malformed(name, "the call has no tool name", raw_arguments)
+        if len(name) > MAX_NAME:  # echoed in refusals: never a megabyte of it
+            return await self.malformed(None, f"the tool name is longer than {MAX_NAME} characters")
+        meta = dict(event_meta or {})
+        try:
+            prepared = self.registry.prepare_call(name, raw_arguments, self.resolution)
+        except Exception as exc:  # a checker that fails must not run the call, nor end the turn
+            log.warning("checking a call of tool %s failed: %s", name, type(exc).__name__)
+            prepared = CallError(
+                name, f"invalid arguments for {name}: they could not be checked", kind="arguments"
             )
-            if not known:
-                self.loop.observe(name, {}, known=False)
-                return Outcome(
-                    name,
-                    False,
-                    None,
-                    Veto(name, "policy", prepared.message, _policy_detail(prepared)),
-                )
-            return Outcome(name, False, f"Error: {prepared.message}\n\n{ERROR_HINT}")
+        if isinstance(prepared, CallError):
+            return await self._refuse(prepared, raw_arguments, meta)
         assert isinstance(prepared, PreparedCall)
         params = prepared.arguments
         verdict = self.loop.observe(name, params)
         warnings: list[str] = []
+        event = self._event(name, params, meta)
         if verdict.level == "critical":
-            return Outcome(
-                name,
-                False,
-                None,
-                Veto(
-                    name,
-                    "loop",
-                    verdict.message,
-                    {"detector": verdict.detector, "count": verdict.count},
-                ),
-            )
+            return await self._done(event, self._loop_veto(name, verdict))
         if verdict.level == "warning":
             warnings.append(verdict.message)
-        event = ToolCallEvent(
-            name, params, ctx.session_key, ctx.agent, ctx.trigger, dict(event_meta or {})
-        )
         if self.hooks:
-            hooked = await run_hooks(self.hooks, event)
+            hooked = await run_hooks(self.hooks, event, timeout=self.hook_timeout)
             warnings.extend(hooked.notes)
             if hooked.blocked is not None:
-                return Outcome(name, False, None, Veto(name, "hook", hooked.blocked))
-            if hooked.approval is not None:
-                approved = False
-                if self.approver is not None:
-                    try:
-                        approved = await self.approver(
-                            ToolCallEvent(
-                                name, hooked.params, ctx.session_key, ctx.agent, ctx.trigger
-                            ),
-                            hooked.approval,
-                        )
-                    except Exception as exc:
-                        log.warning("approver failed: %s", type(exc).__name__)
-                if not approved:
-                    return Outcome(
-                        name,
-                        False,
-                        None,
-                        Veto(name, "approval", f"not approved: {hooked.approval}"),
+                return await self._done(
+                    event, Outcome(name, False, None, Veto(name, "hook", hooked.blocked))
+                )
+            if hooked.params != params:
+                # a hook's rewrite is held to the same schema as the model's own arguments
+                try:
+                    params = coerce_arguments(hooked.params, prepared.tool.parameters)
+                except ArgumentError as exc:
+                    log.warning("a hook rewrote the parameters of tool %s: %s", name, exc)
+                    reason = f"a hook rewrote the parameters into ones {name} does not take: {exc}"
+                    return await self._done(
+                        event, Outcome(name, False, None, Veto(name, "hook", reason))
                     )
-            params = hooked.params
-            event = ToolCallEvent(name, params, ctx.session_key, ctx.agent, ctx.trigger, event.meta)
+                event = self._event(name, params, meta)
+            if hooked.approval is not None:
+                approved = await ask_approver(
+                    self.approver,
+                    self._event(name, copy.deepcopy(params), {}),  # what runs is not theirs
+                    hooked.approval,
+                    timeout=self.approval_timeout,
+                )
+                if not approved:
+                    veto = Veto(name, "approval", f"not approved: {hooked.approval}")
+                    return await self._done(event, Outcome(name, False, None, veto))
         try:
-            result = await prepared.tool.execute(**params)
-            outcome = Outcome(name, True, result, None, tuple(warnings))
+            result = await self._execute(prepared, params)
+            outcome = Outcome(name, True, result, None, tuple(warnings), self.result_limit)
+        except _ToolTimedOut:
+            log.warning("tool %s did not finish within %s s; cancelled", name, self.tool_timeout)
+            text = f"Error: {name} did not finish within {self.tool_timeout} s\n\n{ERROR_HINT}"
+            outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
         except Exception as exc:
             if name == "exec":
                 log.warning(
@@ -175,16 +270,49 @@ class CallGate:
                 )
             else:
                 log.warning("tool %s failed: %s", name, type(exc).__name__)
-            outcome = Outcome(name, False, f"Error: {exc}\n\n{ERROR_HINT}", None, tuple(warnings))
+            text = f"Error: {exc}\n\n{ERROR_HINT}"
+            outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
         self.loop.record_result(name, params, outcome.result)
-        if self.observers:
-            await notify_observers(self.observers, event, outcome)
-        return outcome
+        return await self._done(event, outcome)
 
+    async def _execute(self, prepared: PreparedCall, params: dict[str, Any]) -> Any:
+        if self.tool_timeout is None:
+            return await prepared.tool.execute(**params)
+        task = asyncio.ensure_future(prepared.tool.execute(**params))
+        done, _ = await asyncio.wait({task}, timeout=self.tool_timeout)
+        if not done:
+            task.cancel()  # not awaited: a tool that ignores cancellation cannot hold the turn
+            raise _ToolTimedOut
+        return task.result()
 
-def _policy_detail(error: CallError) -> dict[str, Any]:
-    detail = error.to_result()
-    detail.pop("status", None)
-    detail.pop("tool", None)
-    detail.pop("error", None)
-    return detail
+    async def _refuse(self, error: CallError, raw_arguments: Any, meta: dict[str, Any]) -> Outcome:
+        name = error.tool
+        event = self._event(name, {}, meta)
+        if error.kind == "arguments":
+            verdict = self.loop.observe(name, {"(invalid arguments)": _raw_text(raw_arguments)})
+            if verdict.level == "critical":
+                return await self._done(event, self._loop_veto(name, verdict))
+            warnings = (verdict.message,) if verdict.level == "warning" else ()
+            text = f"Error: {error.message}\n\n{ERROR_HINT}"
+            return await self._done(
+                event, Outcome(name, False, text, None, warnings, self.result_limit)
+            )
+        verdict = self.loop.observe(name, {}, known=False)
+        provenance = error.provenance()
+        ctx = self.resolution.context
+        log.info(
+            "tool %s refused (session %s): %s",
+            name,
+            ctx.session_key,
+            json.dumps(provenance, default=str),
+        )
+        if verdict.level == "critical":
+            return await self._done(event, self._loop_veto(name, verdict))
+        shown = error.to_result(self.refusal_detail)
+        reason = shown.pop("error")
+        shown.pop("status", None)
+        shown.pop("tool", None)
+        if verdict.level == "warning":
+            shown["warning"] = verdict.message
+        veto = Veto(name, "policy", reason, shown, provenance)
+        return await self._done(event, Outcome(name, False, None, veto))

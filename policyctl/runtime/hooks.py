@@ -3,11 +3,15 @@
 A hook returns `Block(reason)`, `RequireApproval(reason)`, `RewriteParams(params)` or None.
 Merging: a block is sticky and stops the remaining hooks; once approval is requested, later
 hooks may still block but may no longer change the params the approver sees; each hook gets
-its own copy of the event; a hook that raises counts as a block (fail closed).
+its own copy of the event; a hook that raises, returns anything but a hook result, or does not
+answer within `timeout` seconds counts as a block (fail closed). Observers get the same timeout;
+one that hangs is abandoned, never waited for. A timeout can only interrupt a hook that awaits:
+one that blocks the event loop (time.sleep, a synchronous request) cannot be cut short.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -17,6 +21,8 @@ from typing import Any
 log = logging.getLogger("policyctl.runtime")
 
 HOOK_FAILED = "Tool call blocked because before_tool_call hook failed"
+HOOK_TIMEOUT = 10.0  # seconds a hook or an observer may take
+APPROVAL_TIMEOUT = 300.0  # seconds an approver (often a person) may take; then: denied
 
 
 @dataclass(frozen=True)
@@ -58,7 +64,13 @@ class HookOutcome:
     notes: tuple[str, ...] = ()
 
 
-async def run_hooks(hooks: Sequence[Hook], event: ToolCallEvent) -> HookOutcome:
+def _name(hook: object) -> str:
+    return str(getattr(hook, "__name__", None) or type(hook).__name__)
+
+
+async def run_hooks(
+    hooks: Sequence[Hook], event: ToolCallEvent, *, timeout: float = HOOK_TIMEOUT
+) -> HookOutcome:
     params = event.params
     approval: str | None = None
     notes: list[str] = []
@@ -72,12 +84,30 @@ async def run_hooks(hooks: Sequence[Hook], event: ToolCallEvent) -> HookOutcome:
             copy.deepcopy(event.meta),
         )
         try:
-            result = await hook(own)
-        except Exception as exc:  # a failing hook must never let a call through
+            result = await asyncio.wait_for(hook(own), timeout)
+        except Exception as exc:  # a failing or hung hook must never let a call through
+            why = f"no answer within {timeout} s" if isinstance(exc, asyncio.TimeoutError) else ""
             log.warning(
-                "before_tool_call hook %r failed: %s",
-                getattr(hook, "__name__", hook),
-                type(exc).__name__,
+                "before_tool_call hook %s failed for tool %s: %s",
+                _name(hook),
+                event.tool,
+                why or type(exc).__name__,
+            )
+            return HookOutcome(params, HOOK_FAILED, approval, tuple(notes))
+        if result is not None and not isinstance(result, Block | RequireApproval | RewriteParams):
+            log.warning(
+                "before_tool_call hook %s returned %s for tool %s, not a hook result",
+                _name(hook),
+                type(result).__name__,
+                event.tool,
+            )
+            return HookOutcome(params, HOOK_FAILED, approval, tuple(notes))
+        if isinstance(result, RewriteParams) and not isinstance(result.params, dict):
+            log.warning(
+                "before_tool_call hook %s rewrote the parameters of tool %s to a %s",
+                _name(hook),
+                event.tool,
+                type(result.params).__name__,
             )
             return HookOutcome(params, HOOK_FAILED, approval, tuple(notes))
         if isinstance(result, Block):
@@ -89,17 +119,42 @@ async def run_hooks(hooks: Sequence[Hook], event: ToolCallEvent) -> HookOutcome:
                 notes.append(
                     "a hook tried to change parameters after approval was requested; ignored"
                 )
-            elif isinstance(result.params, dict):
+            else:
                 params = copy.deepcopy(result.params)
     return HookOutcome(params, None, approval, tuple(notes))
 
 
+async def ask_approver(
+    approver: Approver | None, event: ToolCallEvent, reason: str, *, timeout: float
+) -> bool:
+    """True only for an approver that answers exactly True in time; anything else denies."""
+    if approver is None:
+        return False
+    try:
+        answer = await asyncio.wait_for(approver(event, reason), timeout)
+    except Exception as exc:
+        why = f"no answer within {timeout} s" if isinstance(exc, asyncio.TimeoutError) else ""
+        log.warning(
+            "approver %s failed for tool %s: %s",
+            _name(approver),
+            event.tool,
+            why or type(exc).__name__,
+        )
+        return False
+    return answer is True
+
+
 async def notify_observers(
-    observers: Sequence[Observer], event: ToolCallEvent, outcome: Any
+    observers: Sequence[Observer], event: ToolCallEvent, outcome: Any, *, timeout: float
 ) -> None:
     """Observers see a copy of the outcome; what they return or raise changes nothing."""
     for observer in observers:
         try:
-            await observer(copy.deepcopy(event), copy.deepcopy(outcome))
+            await asyncio.wait_for(observer(copy.deepcopy(event), copy.deepcopy(outcome)), timeout)
         except Exception as exc:
-            log.warning("after_tool_call observer failed: %s", type(exc).__name__)
+            log.warning(
+                "after_tool_call observer %s failed for tool %s: %s",
+                _name(observer),
+                event.tool,
+                type(exc).__name__,
+            )

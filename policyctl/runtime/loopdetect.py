@@ -25,10 +25,25 @@ _SCALARS = (str, int, float, bool, type(None))
 
 @dataclass(frozen=True, slots=True)
 class LoopConfig:
+    """Window and thresholds; refused when they could not work (ValueError names the field).
+
+    history >= 1, 1 <= warning <= critical, breaker >= 1, all whole numbers."""
+
     history: int = 30
     warning: int = 10
     critical: int = 20
     breaker: int = 30
+
+    def __post_init__(self) -> None:
+        for name in ("history", "warning", "critical", "breaker"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LoopConfig.{name} must be a whole number >= 1, got {value!r}")
+        if self.warning > self.critical:
+            raise ValueError(
+                f"LoopConfig.warning ({self.warning}) must not exceed "
+                f"LoopConfig.critical ({self.critical})"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,27 +21,60 @@ from .tools import RuntimeTool
 _ALNUM = re.compile(r"[^a-z0-9]")
 
 
+RefusalDetail = Literal["full", "layer", "minimal"]
+REFUSAL_DETAILS: tuple[RefusalDetail, ...] = ("full", "layer", "minimal")
+
+
 @dataclass(frozen=True)
 class CallError:
-    """A call that cannot run: unknown, removed by policy, or bad arguments."""
+    """A call that cannot run: unknown ("unknown"), removed by policy ("refused"), or with
+    arguments the tool's schema refuses ("arguments")."""
 
     tool: str
     message: str
     removal: RemovedTool | None = None
     fix: str | None = None
+    kind: Literal["unknown", "refused", "arguments"] = "unknown"
 
-    def to_result(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"status": "error", "tool": self.tool, "error": self.message}
-        if self.removal is not None:
-            out["removedBy"] = {
-                "stage": self.removal.stage,
-                "label": self.removal.label,
-                "kind": self.removal.kind,
-                "entry": self.removal.entry,
-                "source": str(self.removal.source) if self.removal.source else None,
-            }
-        if self.fix:
+    def to_result(self, detail: RefusalDetail = "full") -> dict[str, Any]:
+        """What the model reads. `full`: the policy's whole explanation (layer, entry, file
+        position, fix); `layer`: the layer and the tool; `minimal`: only that it is not
+        available. Provenance for operators is `provenance()`, whatever the level."""
+        out: dict[str, Any] = {"status": "error", "tool": self.tool}
+        if self.removal is None or detail == "full":
+            out["error"] = self.message
+        elif detail == "layer":
+            out["error"] = (
+                f'tool "{self.tool}" is not available in this run: removed at {self.layer}'
+            )
+        else:
+            out["error"] = f'tool "{self.tool}" is not available in this run'
+        if self.removal is not None and detail != "minimal":
+            out["removedBy"] = {"stage": self.removal.stage, "label": self.removal.label}
+            if detail == "full":
+                out["removedBy"].update(
+                    {
+                        "kind": self.removal.kind,
+                        "entry": self.removal.entry,
+                        "source": str(self.removal.source) if self.removal.source else None,
+                    }
+                )
+        if self.fix and detail == "full":
             out["fix"] = self.fix
+        return out
+
+    @property
+    def layer(self) -> str:
+        if self.removal is None:
+            return "(no layer)"
+        where = "construction" if self.removal.stage == 0 else f"layer {self.removal.stage}"
+        return f"{where} ({self.removal.label})"
+
+    def provenance(self) -> dict[str, Any]:
+        """Everything the policy knows about the refusal: for the log and observers."""
+        out = self.to_result("full")
+        if self.removal is not None:
+            out["removedBy"] = self.removal.to_json()
         return out
 
 
@@ -132,7 +165,7 @@ class ToolRegistry:
         try:
             return PreparedCall(tool, coerce_arguments(raw_arguments, tool.parameters))
         except ArgumentError as exc:
-            return CallError(name, f"invalid arguments for {name}: {exc}")
+            return CallError(name, f"invalid arguments for {name}: {exc}", kind="arguments")
 
     def _miss(self, name: str, resolution: Resolution) -> CallError:
         available = [t.name for t in self.exposed(resolution)]
@@ -146,7 +179,7 @@ class ToolRegistry:
                 f'tool "{name}" is not available in this run: removed at {layer} '
                 f"({decision.removal.label})"
             )
-            return CallError(name, message, decision.removal, decision.fix)
+            return CallError(name, message, decision.removal, decision.fix, "refused")
         wanted = _ALNUM.sub("", name.lower())
         close = [t for t in available if _ALNUM.sub("", t.lower()) == wanted]
         hint = f' Did you mean "{close[0]}"?' if len(close) == 1 else ""

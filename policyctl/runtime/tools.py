@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
-Execute = Callable[..., Awaitable[Any]]
+from .schema import check_tool_schema, schema_for_annotation
 
-_JSON_TYPES: dict[Any, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    dict: "object",
-}
+Execute = Callable[..., Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -25,6 +19,8 @@ class RuntimeTool:
 
     `read_only` tools that are not `exclusive` are concurrency-safe: consecutive calls of such
     tools run together. `plugin_id` is None for core tools; MCP tools use `bundle-mcp`.
+    `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`):
+    changing the dict given here, or one `to_schema` returned, never changes validation.
     """
 
     name: str
@@ -37,6 +33,9 @@ class RuntimeTool:
     optional: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parameters", check_tool_schema(self.name, self.parameters))
+
     @property
     def concurrency_safe(self) -> bool:
         return self.read_only and not self.exclusive
@@ -47,25 +46,48 @@ class RuntimeTool:
             return {
                 "name": self.name,
                 "description": self.description,
-                "input_schema": self.parameters,
+                "input_schema": copy.deepcopy(self.parameters),
             }
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": self.parameters,
+                "parameters": copy.deepcopy(self.parameters),
             },
         }
 
 
-def _schema_for(annotation: Any) -> dict[str, Any]:
-    origin = getattr(annotation, "__origin__", None)
-    if origin is list:
-        (item,) = getattr(annotation, "__args__", (str,))
-        return {"type": "array", "items": _schema_for(item)}
-    kind = _JSON_TYPES.get(origin or annotation)
-    return {"type": kind} if kind else {}
+def signature_schema(fn: Execute) -> dict[str, Any]:
+    """The parameter schema a function's signature declares (`limit: int | None = None` is
+    an integer or null; a parameter without a hint is a string)."""
+    try:
+        hints = get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # a hint naming something not importable at module level
+        raise TypeError(
+            f"{fn.__name__}: cannot read its type hints ({exc}); pass parameters=..."
+        ) from None
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    open_ended = False
+    for pname, param in inspect.signature(fn).parameters.items():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            open_ended = True
+            continue
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            continue  # a model's arguments are named; *args never receives any
+        prop = schema_for_annotation(hints.get(pname, str), f"{fn.__name__}({pname})")
+        if param.default is None and isinstance(prop.get("type"), str) and prop["type"] != "null":
+            prop["type"] = [prop["type"], "null"]
+        props[pname] = prop
+        if param.default is inspect.Parameter.empty:
+            required.append(pname)
+    return {
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": open_ended,
+    }
 
 
 def tool(
@@ -87,21 +109,7 @@ def tool(
     def wrap(fn: Execute) -> RuntimeTool:
         if not inspect.iscoroutinefunction(fn):
             raise TypeError(f"{fn.__name__}: a tool's function must be async")
-        schema = parameters
-        if schema is None:
-            hints = get_type_hints(fn)
-            props: dict[str, Any] = {}
-            required: list[str] = []
-            for pname, param in inspect.signature(fn).parameters.items():
-                props[pname] = _schema_for(hints.get(pname, str))
-                if param.default is inspect.Parameter.empty:
-                    required.append(pname)
-            schema = {
-                "type": "object",
-                "properties": props,
-                "required": required,
-                "additionalProperties": False,
-            }
+        schema = signature_schema(fn) if parameters is None else parameters
         doc = inspect.getdoc(fn) or ""
         return RuntimeTool(
             name or fn.__name__,

@@ -60,7 +60,7 @@ def test_coercion(raw: object, expected: dict[str, object]) -> None:
         ({}, "path: required"),
         ({"path": "a", "limit": "many"}, "limit: expected integer, got str"),
         ({"path": "a", "limit": 0}, "limit: must be >= 1"),
-        ({"path": "a", "mode": "c"}, "mode: must be one of 'a', 'b'"),
+        ({"path": "a", "mode": "c"}, 'mode: must be one of "a", "b"'),
         ({"path": "a", "nope": 1}, "nope: unknown parameter"),
         ({"path": "a", "items": [{"size": 1}]}, "items[0].name: required"),
         ({"path": "a", "items": [{"name": 3}]}, "items[0].name: expected string, got int"),
@@ -81,7 +81,7 @@ def test_validate_reports_every_error() -> None:
     errors = validate({"limit": "x", "nope": 1}, SCHEMA)
     assert set(errors) == {
         "path: required",
-        "limit: expected integer, got str",
+        "limit: expected integer, got string",
         "nope: unknown parameter",
     }
 

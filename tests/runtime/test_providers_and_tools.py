@@ -138,15 +138,15 @@ def test_exec_argument_vector_env_timeout_and_truncation(tmp_path: Path) -> None
         )
     finally:
         del os.environ["POLICYCTL_TEST_SECRET"]
-    assert "leak-me" not in out["output"] and str(tmp_path.resolve()) in out["output"]
+    assert "leak-me" not in out["stdout"] and str(tmp_path.resolve()) in out["stdout"]
     # no shell: metacharacters are plain arguments
     out = asyncio.run(exec_tool.execute(command=["echo", "a;", "rm", "-rf", "/"]))
-    assert out["output"].strip() == "a; rm -rf /"
+    assert out["stdout"].strip() == "a; rm -rf /"
     with pytest.raises(TimeoutError):
         asyncio.run(exec_tool.execute(command=["sleep", "5"], timeout=0.2))
     big = asyncio.run(exec_tool.execute(command=["python3", "-c", "print('x' * 30000 + 'END')"]))
-    assert len(big["output"]) < OUTPUT_LIMIT + 100 and big["output"].rstrip().endswith("END")
-    assert "characters cut" in big["output"]
+    assert len(big["stdout"]) < OUTPUT_LIMIT + 100 and big["stdout"].rstrip().endswith("END")
+    assert "bytes cut" in big["stdout"]
 
 
 def test_truncate_keeps_head_and_tail() -> None:
