@@ -192,3 +192,23 @@ def test_a_tree_file_that_parses_but_is_no_policy_is_not_quoted(
     out = capsys.readouterr().out
     assert "PC201" in out and "config.yaml:1:1" in out
     assert "AKIA" not in out
+
+
+def test_extends_roots_come_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "base.yaml").write_text("tools: {deny: [exec]}\n", encoding="utf-8")
+    tree = tmp_path / "policies"
+    tree.mkdir()
+    root = tree / "p.yaml"
+    root.write_text("extends: ../shared/base.yaml\n", encoding="utf-8")
+    assert _codes(lambda: load_policy(root)) == ["PC113"]
+    monkeypatch.setenv("POLICYCTL_EXTENDS_ROOTS", f"/nonexistent{os.pathsep}{shared}")
+    default_limits.cache_clear()
+    try:
+        assert load_policy(root).global_tools.policy is not None
+    finally:
+        monkeypatch.delenv("POLICYCTL_EXTENDS_ROOTS")
+        default_limits.cache_clear()
