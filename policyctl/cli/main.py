@@ -26,6 +26,10 @@ from . import (
 from .common import EXIT_USAGE, Reported, UsageError
 from .output import SafeStream
 
+#: commands whose standard output is a file's content, written unescaped (`fmt` and `import`
+#: print policies, `compile` a bundle, `schema` a JSON Schema)
+FILE_OUTPUT = frozenset({"fmt", "import", "compile", "schema"})
+
 SUBCOMMANDS = (
     validate,
     policytest,
@@ -69,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in FILE_OUTPUT and isinstance(sys.stdout, SafeStream):
+        # what these print is a file (a policy, a bundle, a schema): byte for byte, as data
+        sys.stdout = sys.stdout.raw
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -52,6 +52,11 @@ class SafeStream:
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
 
+    @property
+    def raw(self) -> TextIO:
+        """The stream underneath, for output that is data (a file's content), not text."""
+        return self._stream
+
     def write(self, text: str) -> int:
         safe = printable(text).replace(_ESCAPED_MARK, "\x1b")
         try:

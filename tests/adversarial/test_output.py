@@ -122,3 +122,18 @@ def test_argument_errors_do_not_echo_escapes(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         main(["resolve", "p.yaml", f"--x{FAKE}"])  # "unrecognized arguments: ..." as given
     assert _raw_controls(capsys.readouterr().err) == []
+
+
+def test_commands_that_print_a_file_print_it_as_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a bidi override is a legal character of an id; in a bundle (or a policy from `fmt` or
+    # `import`) it is data, written as is, while human output shows it escaped
+    agent = "evil\u202eli"
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"agents": {"entries": {agent: {}}}}), encoding="utf-8")
+    assert main(["compile", str(path)]) == 0
+    assert agent in capsys.readouterr().out
+    main(["matrix", str(path)])
+    out = capsys.readouterr().out
+    assert "\\u202e" in out and agent not in out
