@@ -38,7 +38,8 @@ def use_colour(stream: TextIO) -> bool:
 
 class Painter:
     def __init__(self, stream: TextIO) -> None:
-        self.enabled = use_colour(stream)
+        # colours only where SafeStream turns the marks back into escapes
+        self.enabled = isinstance(stream, SafeStream) and use_colour(stream)
 
     def __call__(self, text: str, colour: str) -> str:
         if not self.enabled:

@@ -137,3 +137,27 @@ def test_commands_that_print_a_file_print_it_as_data(
     main(["matrix", str(path)])
     out = capsys.readouterr().out
     assert "\\u202e" in out and agent not in out
+
+
+def test_on_a_terminal_only_policyctl_colours_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"tools": {f"k{FAKE}": 1}}), encoding="utf-8")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    main(["validate", str(path)])
+    out = terminal.getvalue()
+    assert "\x1b[31mPC201\x1b[0m" in out  # our colour
+    ours = re.sub("\x1b\\[(?:0|1|2|31|32|33|36)m", "", out)  # the palette of Painter
+    assert "\x1b" not in ours  # and nothing else: the file's escapes are shown as text
+    assert "\\u001b[2K" in ours
