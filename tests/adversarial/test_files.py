@@ -212,3 +212,12 @@ def test_extends_roots_come_from_the_environment(
     finally:
         monkeypatch.delenv("POLICYCTL_EXTENDS_ROOTS")
         default_limits.cache_clear()
+
+
+def test_a_tool_inventory_that_is_a_device_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from conftest import EXAMPLES
+
+    code = main(["resolve", str(EXAMPLES / "team.yaml"), "--tool-inventory", "/dev/zero"])
+    assert code == 2 and "not a regular file" in capsys.readouterr().err
