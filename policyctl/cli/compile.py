@@ -38,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     from ..api import compile_loaded
     from ..bundle import build_bundle, configured_key, read_key, render_bundle, sign_bundle
     from ..diagnostics import PolicyError
+    from ..files import read_capped
     from ..loader import load_document
+    from ..settings import default_limits
     from .output import count_summary
 
     try:
@@ -50,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.check:
         try:
-            existing = json.loads(Path(args.check).read_text(encoding="utf-8"))
+            # read as bundles are loaded: a regular file, capped (see bundle.load_bundle)
+            cap = default_limits().max_file_bytes * 8
+            existing = json.loads(read_capped(Path(args.check), cap).decode("utf-8"))
         except (OSError, ValueError) as exc:
             print(f"policyctl compile: cannot read {args.check}: {exc}", file=sys.stderr)
             return EXIT_USAGE
