@@ -2,7 +2,8 @@
 and the two load-time rules that follow from it.
 
 Channels, accounts, agents, providers, sender keys and MCP servers are matched after
-normalising their keys (trimmed and lowercased, and more for sender keys and MCP servers), so
+normalising their keys (trimmed; lowercased except account ids; more for sender keys and MCP
+servers), so
 two keys with the same normal form would silently overwrite each other: `Slack:` next to
 `slack:`, or `"SLACK "` in a file that extends one with `slack:`. Within one file that is an
 error (PC311); across `extends`, `merge` joins the two on the normal form (a warning, PC420,
@@ -59,6 +60,8 @@ def normal_key(kind: str, key: str) -> str | None:
     if kind == "provider":
         provider, slash, model = text.lower().partition("/")
         return f"{provider.strip()}/{model.strip()}" if slash else provider
+    if kind == "account":
+        return text or None  # account ids are matched as written, only trimmed
     return text.lower() or None
 
 
