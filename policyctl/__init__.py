@@ -21,6 +21,7 @@ _EXPORTS = {
     "load_policy": "api",
     "load_policy_text": "api",
     "resolve": "resolve",
+    "Resolver": "resolve",
     "Resolution": "resolve",
     "RemovedTool": "resolve",
     "NoCallableToolsError": "resolve",
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         NoCallableToolsError,
         RemovedTool,
         Resolution,
+        Resolver,
         cap_cron_tools,
         resolve,
     )

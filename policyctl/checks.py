@@ -25,7 +25,7 @@ from .diagnostics import Diagnostic, Severity, did_you_mean
 from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
-from .matrix import Matrix, context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
 from .names import Glob, is_glob
 from .reach import unreachable_entries
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
@@ -206,7 +206,7 @@ def _config_entries(lst: EntryList) -> Iterator[Entry]:
 
 
 def check_policy(
-    policy: CompiledPolicy, *, strict: bool = False, max_contexts: int = 2000
+    policy: CompiledPolicy, *, strict: bool = False, max_contexts: int = DEFAULT_MAX_CONTEXTS
 ) -> list[Diagnostic]:
     inventory = default_inventory(policy)
     universe = _Universe(policy.catalog, inventory)
@@ -376,6 +376,9 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
 
 
 def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnostic]:
+    """PC308 for every matrix context left with no tools, one diagnostic per set of layers
+    that empties them, with the count and the contexts (a run that fails closed by design,
+    a scheduled run in a deleted account (PC409), is not a finding)."""
     if matrix.sampled:
         yield Diagnostic.make(
             "PC415",
@@ -383,22 +386,48 @@ def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnost
             "for empty tool sets (a deterministic sample); raise --max-contexts "
             "to check them all",
         )
-    seen: set[tuple[str, ...]] = set()
+    found: dict[tuple[str, ...], list[str]] = {}
+    first: dict[tuple[str, ...], NoCallableToolsError] = {}
     for cell in matrix.contexts:
         try:
             resolve(policy, cell.context)
         except NoCallableToolsError as exc:
-            if exc.labels in seen:
+            if any(w.code == "PC409" for w in exc.resolution.warnings):
                 continue
-            seen.add(exc.labels)
-            res = exc.resolution
-            first = next(
-                (r for r in res.removed if r.kind == "allow" and r.label == exc.labels[0]), None
-            )
-            yield Diagnostic.make(
-                "PC308",
-                f"no callable tools remain for {cell.label}: emptied by {'; '.join(exc.labels)}",
-                first.source if first else None,
-                first.scope if first else "",
-                "widen one of these allow lists",
-            )
+            found.setdefault(exc.labels, []).append(cell.label)
+            first.setdefault(exc.labels, exc)
+    for labels, contexts in found.items():
+        res = first[labels].resolution
+        hit = next((r for r in res.removed if r.kind == "allow" and r.label == labels[0]), None)
+        yield Diagnostic.make(
+            "PC308",
+            f"no callable tools remain in {_count(len(contexts))}, emptied by "
+            f"{'; '.join(labels)}: {_by_place(contexts)}",
+            hit.source if hit else None,
+            hit.scope if hit else "",
+            "widen one of these allow lists",
+        )
+
+
+def _count(n: int, what: str = "context") -> str:
+    return f"{n} {what}{'s' * (n != 1)}"
+
+
+def _by_place(contexts: list[str]) -> str:
+    """`agent=support group=telegram/T1 (6 contexts), ...`: the contexts by agent and place
+    (what varies within a place, such as the owner, the trigger or the depth, is counted)."""
+    places: dict[str, int] = {}
+    for label in contexts:
+        parts = [
+            p for p in label.split() if p.startswith(("agent=", "group=", "channel=", "account="))
+        ]
+        if len(parts) == 1:
+            parts.append("(no channel)")
+        place = " ".join(parts)
+        places[place] = places.get(place, 0) + 1
+    shown = [f"{place} ({_count(n)})" for place, n in list(places.items())[:_SHOWN]]
+    more = len(places) - _SHOWN
+    return ", ".join(shown) + (f", and {_count(more, 'more place')}" if more > 0 else "")
+
+
+_SHOWN = 10  # places named in one PC308 message; the counts are always exact

@@ -8,131 +8,60 @@ id, sender key), so that resolving a run is a handful of lookups whatever the si
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TypeVar
 
+from .assemble import Assembler, ScopeLayers
 from .catalog import Catalog
-from .diagnostics import Diagnostic, PolicyError, Severity, Source, did_you_mean, suggestion
+from .compiled import (
+    AgentPolicy,
+    ChannelPolicy,
+    CompiledPolicy,
+    GroupPolicy,
+    LayerPolicy,
+    ProviderScope,
+    SandboxLists,
+    SenderTable,
+    ToolsScope,
+)
+from .diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
 from .entries import Entry, EntryList, Origin, build_list
-from .inventory import Tool, core_tools, mcp_tools
+from .inventory import Inventory, Tool, core_tools, mcp_tools
 from .located import LocationIndex, format_path, join_path
 from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
-from .names import ascii_problem, normalize
+from .names import (
+    SENDER_KINDS,
+    ascii_problem,
+    entry_syntax,
+    fold,
+    normalize,
+    provider_key,
+    sender_key,
+)
+
+__all__ = [
+    "AgentPolicy",
+    "ChannelPolicy",
+    "CompiledPolicy",
+    "GroupPolicy",
+    "LayerPolicy",
+    "ProviderScope",
+    "SandboxLists",
+    "SenderTable",
+    "ToolsScope",
+    "compile_document",
+    "relative_catalog_dir",
+]
 
 DocPath = tuple[str | int, ...]
-_SENDER_KINDS = ("id", "e164", "username", "name", "channel")
+K = TypeVar("K")
+V = TypeVar("V")
 
 
-@dataclass(frozen=True, slots=True)
-class LayerPolicy:
-    """One policy a layer may apply: `{allow?, deny?}` with its label and config scope."""
-
-    label: str
-    scope: str
-    allow: EntryList | None = None
-    deny: EntryList | None = None
-    #: catalog grants (write -> apply_patch) apply to configured lists, never to an inherited
-    #: list of tool names: a grant there would let a child exceed its parent.
-    grants: bool = True
-
-    @property
-    def restrictive(self) -> bool:
-        return self.allow is not None and self.allow.restrictive
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxLists:
-    """A scope's `sandbox.tools` fields, kept apart: the sandbox layer falls back per field."""
-
-    allow: EntryList | None = None
-    also_allow: EntryList | None = None
-    deny: EntryList | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderScope:
-    key: str
-    profile: str | None
-    profile_source: Source | None
-    also_allow: EntryList | None
-    policy: LayerPolicy | None
-
-
-@dataclass(frozen=True, slots=True)
-class SenderTable:
-    """Sender keys of one `toolsBySender` map, normalised (`id:42`, `username:ada`, ...).
-
-    A matched key with an empty policy maps to None: a match that restricts nothing, yet
-    still wins over a less specific map.
-    """
-
-    label: str
-    policies: Mapping[str, LayerPolicy | None]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolsScope:
-    """The global `tools` or one agent's `tools`, compiled."""
-
-    #: the config path of this tools block: `tools`, `agents.entries.coder.tools`, ...
-    name: str
-    profile: str | None
-    profile_source: Source | None
-    also_allow: EntryList | None
-    policy: LayerPolicy | None
-    by_provider: Mapping[str, ProviderScope]
-    senders: SenderTable | None
-    sandbox: SandboxLists | None
-    subagents: LayerPolicy | None
-    subagent_allow: EntryList | None
-
-
-@dataclass(frozen=True, slots=True)
-class GroupPolicy:
-    tools: LayerPolicy | None
-    senders: SenderTable | None
-
-
-@dataclass(frozen=True, slots=True)
-class ChannelPolicy:
-    groups: Mapping[str, GroupPolicy] | None
-    accounts: Mapping[str, Mapping[str, GroupPolicy] | None]
-
-
-@dataclass(frozen=True, slots=True)
-class AgentPolicy:
-    id: str
-    tools: ToolsScope | None
-    sandbox_mode: str | None
-
-
-@dataclass(frozen=True, eq=False)
-class CompiledPolicy:
-    """Everything a resolve needs, built once, shared freely across threads."""
-
-    catalog: Catalog
-    root: str
-    files: tuple[str, ...]
-    global_tools: ToolsScope
-    defaults_tools: ToolsScope | None
-    agents: Mapping[str, AgentPolicy]
-    channels: Mapping[str, ChannelPolicy]
-    default_sandbox_mode: str
-    max_spawn_depth: int
-    main_key: str
-    session_scope: str
-    declared_tools: tuple[Tool, ...]
-    diagnostics: tuple[Diagnostic, ...]
-    #: memoised layer policies assembled per context shape (they never change once built)
-    memo: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
-    #: bounded caches of the resolver (see resolve.py): shapes, inventory indexes, answers
-    shapes: dict[tuple[Any, ...], Any] = field(default_factory=dict, repr=False)
-    indexes: dict[Any, Any] = field(default_factory=dict, repr=False)
-    results: dict[tuple[Any, Any], Any] = field(default_factory=dict, repr=False)
-
-    def default_tools(self) -> list[Tool]:
-        return [*core_tools(self.catalog), *self.declared_tools]
+def frozen(mapping: dict[K, V]) -> Mapping[K, V]:
+    """A read-only view: compiled values are shared across threads and never written."""
+    return MappingProxyType(mapping)
 
 
 class _Compiler:
@@ -242,58 +171,41 @@ class _Compiler:
                 self.report("PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True)
                 continue
             table[norm] = self.scope_policy(tp, (*path, key), label, join_path(prefix, key))
-        return SenderTable(label, table)
+        return SenderTable(label, frozen(table))
 
     def sender_key(self, key: str, path: DocPath) -> str | None:
-        text = key.strip()
-        if text == "*":
-            return "*"
-        kind, sep, value = text.partition(":")
-        kind = kind.lower()
-        if sep and kind in ("id", "e164", "username", "name", "channel"):
-            value = value.strip().lower()
-            if kind == "username":
-                value = value.removeprefix("@")
-            if kind == "channel":
-                channel, _, sender_id = value.partition(":")
-                if not channel or not sender_id.strip():
-                    self.report(
-                        "PC307", f'sender key "{key}" needs channel:<channel>:<id>', path, key=True
-                    )
-                    return None
-                return f"channel:{channel.strip()}:{sender_id.strip()}"
-            if not value:
-                self.report("PC307", f'sender key "{key}" has an empty value', path, key=True)
-                return None
-            return f"{kind}:{value}"
-        if not text:
-            self.report("PC307", "empty sender key", path, key=True)
+        parsed = sender_key(key)
+        if parsed.problem is not None:
+            self.report("PC307", f'sender key "{key}" {parsed.problem}', path, key=True)
             return None
-        near = did_you_mean(kind, _SENDER_KINDS) if sep and value.strip() else None
-        if near is not None:
-            # `idd:42` is a typo of `id:42`; read as untyped it would match no sender at all
+        if parsed.legacy:
+            text = key.strip()
+            kind, sep, value = text.partition(":")
+            near = did_you_mean(kind.lower(), SENDER_KINDS) if sep and value.strip() else None
+            if near is not None:
+                # `idd:42` is a typo of `id:42`; read as untyped it would match no sender at all
+                self.report(
+                    "PC321",
+                    f'sender key "{key}": "{kind.lower()}" is not a sender key type, so the key '
+                    f'would match the sender id "{text.lower()}" only',
+                    path,
+                    key=True,
+                    fix=f'write "{near}:{value.strip()}"',
+                )
+                return None
             self.report(
-                "PC321",
-                f'sender key "{key}": "{kind}" is not a sender key type, so the key would '
-                f'match the sender id "{text.lower()}" only',
+                "PC403",
+                f'untyped sender key "{key}" is matched as a sender id only',
                 path,
                 key=True,
-                fix=f'write "{near}:{value.strip()}"',
+                fix=f'write "id:{text}"',
             )
-            return None
-        self.report(
-            "PC403",
-            f'untyped sender key "{key}" is matched as a sender id only',
-            path,
-            key=True,
-            fix=f'write "id:{text}"',
-        )
-        return f"id:{text.lower()}"
+        return parsed.norm
 
     def check_profile(self, name: str | None, path: DocPath) -> str | None:
         if name is None:
             return None
-        norm = name.strip().lower()
+        norm = fold(name)
         if norm not in self.catalog.profiles:
             known = sorted(self.catalog.profiles)
             self.report(
@@ -322,9 +234,9 @@ class _Compiler:
         by_provider: dict[str, ProviderScope] = {}
         for key, ptc in (tc.by_provider or {}).items():
             ppath = (*path, "byProvider", key)
-            norm = self.provider_key(key)
+            norm = provider_key(key, self.catalog.canonical_provider)
             if norm in by_provider:
-                self.report("PC306", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
+                self.report("PC380", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
                 continue
             by_provider[norm] = ProviderScope(
                 format_path(ppath),
@@ -348,29 +260,21 @@ class _Compiler:
                 else None,
                 self.entry_list(st.deny, (*spath, "deny")) if st.deny is not None else None,
             )
-        subagents = subagent_allow = None
+        subagents = None
         if tc.subagents is not None and tc.subagents.tools is not None:
             spath = (*path, "subagents", "tools")
             subagents = self.scope_policy(tc.subagents.tools, spath, "subagent tools.allow")
-            subagent_allow = subagents.allow if subagents else None
         return ToolsScope(
             name,
             profile,
             self.index.value((*path, "profile")),
             also,
             policy,
-            by_provider,
+            frozen(by_provider),
             senders,
             sandbox,
             subagents,
-            subagent_allow,
         )
-
-    def provider_key(self, key: str) -> str:
-        text = key.strip().lower()
-        provider, slash, model = text.partition("/")
-        provider = self.catalog.canonical_provider(provider)
-        return f"{provider}/{model}" if slash else provider
 
     def group(self, gc: GroupConfig, path: DocPath) -> GroupPolicy:
         return GroupPolicy(
@@ -383,7 +287,7 @@ class _Compiler:
     ) -> Mapping[str, GroupPolicy] | None:
         if raw is None:
             return None
-        return {gid: self.group(gc, (*path, gid)) for gid, gc in raw.items()}
+        return frozen({gid: self.group(gc, (*path, gid)) for gid, gc in raw.items()})
 
     def agents(self) -> dict[str, AgentPolicy]:
         out: dict[str, AgentPolicy] = {}
@@ -405,7 +309,7 @@ class _Compiler:
                 fix="run `policyctl fmt --migrate`",
             )
         for aid, entry, path in rows:
-            norm = aid.strip().lower()
+            norm = fold(aid)
             if not norm:
                 self.report("PC203", "agent id must not be empty", path, key=True)
                 continue
@@ -428,8 +332,8 @@ class _Compiler:
                 acct: self.groups(ac.groups, (*path, "accounts", acct, "groups"))
                 for acct, ac in (cc.accounts or {}).items()
             }
-            out[name.strip().lower()] = ChannelPolicy(
-                self.groups(cc.groups, (*path, "groups")), accounts
+            out[fold(name)] = ChannelPolicy(
+                self.groups(cc.groups, (*path, "groups")), frozen(accounts)
             )
         return out
 
@@ -441,16 +345,36 @@ class _Compiler:
         servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
         tools.extend(mcp_tools(servers))
         plugin_count = len(inv.plugins or ())
+        plugin_ids = {fold(t.plugin_id) for t in tools if t.plugin_id}
+        cat = self.catalog
         for i, t in enumerate(tools):
             # MCP tools are located at their server; plugin tools at their own entry
             path: DocPath = (
                 ("inventory", "plugins", i, "name") if i < plugin_count else ("inventory", "mcp")
             )
-            name = normalize(t.name, self.catalog.aliases)
+            plugin = fold(t.plugin_id or "")
+            if i < plugin_count and (plugin in cat.tool_ids or plugin in cat.aliases):
+                self.report(
+                    "PC382",
+                    f'plugin id "{t.plugin_id}" is the name of a core tool: `allow: '
+                    f"[{plugin}]` would grant every tool of the plugin",
+                    ("inventory", "plugins", i, "pluginId"),
+                    fix="give the plugin an id that no core tool has",
+                )
+            name = normalize(t.name, cat.aliases)
             bad = ascii_problem(name)
+            others = plugin_ids - {plugin} if plugin else plugin_ids
+            syntax = entry_syntax(name, others) if not bad else None
             if bad:
                 self.report("PC301", f'tool name "{t.name}": {bad}', path)
-            elif name in self.catalog.tool_ids:
+            elif syntax:
+                self.report(
+                    "PC381",
+                    f'tool name "{t.name}" {syntax}',
+                    path,
+                    fix="rename the tool: a tool name is one literal name",
+                )
+            elif name in cat.tool_ids:
                 self.report(
                     "PC405",
                     f'plugin {t.plugin_id} declares "{name}", which is a core '
@@ -486,14 +410,28 @@ def compile_document(
     errors = [d for d in c.problems if d.severity is Severity.ERROR]
     if errors:
         raise PolicyError(c.problems)
+    assembler = Assembler(catalog, global_tools)
+    # An agent without an entry (or a run with no agent) falls back to agents.defaults.tools;
+    # an agent whose entry has no `tools` has no agent scope at all.
+    bare = assembler.build(None)
+    layers: dict[str | None, ScopeLayers] = {
+        None: assembler.build(defaults_tools) if defaults_tools is not None else bare
+    }
+    for aid, agent in agents.items():
+        layers[aid] = assembler.build(agent.tools) if agent.tools is not None else bare
+    memory = tuple(
+        dict.fromkeys(
+            n for n in (normalize(t, catalog.aliases) for t in catalog.memory_flush_tools) if n
+        )
+    )
     return CompiledPolicy(
         catalog=catalog,
         root=root,
         files=tuple(files) or (root,),
         global_tools=global_tools,
         defaults_tools=defaults_tools,
-        agents=agents,
-        channels=channels,
+        agents=frozen(agents),
+        channels=frozen(channels),
         default_sandbox_mode=(
             defaults.sandbox.mode
             if defaults and defaults.sandbox and defaults.sandbox.mode
@@ -504,24 +442,14 @@ def compile_document(
             if defaults and defaults.subagents and defaults.subagents.max_spawn_depth
             else 1
         ),
-        main_key=(session.main_key if session and session.main_key else "main").strip().lower(),
+        main_key=fold(session.main_key if session and session.main_key else "main"),
         session_scope=(session.scope if session and session.scope else "per-sender"),
         declared_tools=declared,
         diagnostics=tuple(sorted(c.problems, key=Diagnostic.sort_key)),
+        layers=frozen(layers),
+        memory_flush=memory,
+        default_inventory=Inventory.build([*core_tools(catalog), *declared], catalog),
     )
-
-
-def profile_entries(catalog: Catalog, name: str) -> list[Entry]:
-    return [Entry(e, e, f"profile {name}", None, "profile") for e in catalog.profiles[name]]
-
-
-def catalog_entries(names: Sequence[str], catalog: Catalog, key: str) -> list[Entry]:
-    out = []
-    for raw in names:
-        norm = normalize(raw, catalog.aliases)
-        if norm:
-            out.append(Entry(norm, raw, key, None, "catalog"))
-    return out
 
 
 def relative_catalog_dir(index: LocationIndex, root: str) -> Path:

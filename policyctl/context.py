@@ -2,12 +2,13 @@
 
 `RunContext` is what a caller supplies. `SessionInfo` is what a session key says (agent,
 channel, account, group, subagent depth); the resolver trusts the session key over any
-caller-supplied channel or group (semantics 7.4), so a caller cannot pick a looser group.
+caller-supplied agent, channel, group or subagent depth (semantics 7.10), so a caller cannot
+pick a looser policy; `pipeline.context` applies that rule.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Literal
 
 Trigger = Literal["user", "cron", "memory", "skill", "spawn", "gateway"]
@@ -86,14 +87,10 @@ class RunContext:
             object.__setattr__(self, "_hash", value or 1)
         return self._hash
 
-    def with_(self, **changes: object) -> RunContext:
-        return replace(self, **changes)  # type: ignore[arg-type]
-
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
     agent: str | None = None
-    rest: str = ""
     channel: str | None = None
     account: str | None = None
     group: str | None = None
@@ -121,8 +118,9 @@ def parse_session_key(key: str | None) -> SessionInfo:
         agent = parts[1].strip().lower() or None
         rest = ":".join(parts[2:])
     segments = rest.split(":")
-    depth = sum(1 for s in segments if s.lower() == "subagent")
-    is_subagent = bool(segments) and segments[0].lower() == "subagent"
+    lowered = rest.lower().split(":")
+    depth = lowered.count("subagent")
+    is_subagent = lowered[0] == "subagent"
     channel = account = group = None
     if not is_subagent and len(segments) >= 3:
         for i in (1, 2):
@@ -131,7 +129,7 @@ def parse_session_key(key: str | None) -> SessionInfo:
                 account = segments[1] if i == 2 else None
                 group = ":".join(segments[i + 1 :]) or None
                 break
-    return SessionInfo(agent, rest, channel, account, group, depth, is_subagent)
+    return SessionInfo(agent, channel, account, group, depth, is_subagent)
 
 
 def group_candidates(group_id: str) -> tuple[str, ...]:

@@ -166,6 +166,14 @@ CODES: dict[str, CodeInfo] = _codes(
         "the bundle was not written by a holder of the key, or was changed since.",
     ),
     (
+        "PC120",
+        E,
+        "reload failed unexpectedly",
+        "Reloading the policy raised an error that is not a diagnostic of the policy itself (an "
+        "I/O or internal error). The last good version stays in service; the message names the "
+        "error.",
+    ),
+    (
         "PC201",
         E,
         "unknown key",
@@ -246,6 +254,44 @@ CODES: dict[str, CodeInfo] = _codes(
         "toolsBySender, MCP servers; plugin tool names) have the same normal form, such as "
         '`Slack` and `"slack "`. One would silently replace the other, and with it its deny '
         "lists. Merge them into one entry.",
+    ),
+    (
+        "PC380",
+        E,
+        "duplicate byProvider key",
+        "Two `byProvider` keys of one scope are the same after normalisation (trimmed, "
+        "lowercased, provider aliases canonicalised): one would silently replace the other.",
+    ),
+    (
+        "PC381",
+        E,
+        "tool name is entry syntax",
+        "A tool name contains `*`, starts with `group:`, or is a plugin id (`bundle-mcp`, another "
+        "plugin's id). Wherever names are read back as entries it would match more than itself, "
+        "so such a tool is refused: at compile time in the declared inventory, and dropped "
+        "from a runtime inventory.",
+    ),
+    (
+        "PC382",
+        E,
+        "plugin id is a core tool name",
+        "A declared plugin's id is the name (or an alias) of a core tool, so `allow: [<tool>]` "
+        "would grant every tool of the plugin. Give the plugin another id.",
+    ),
+    (
+        "PC383",
+        W,
+        "plugin tools dropped: id is a core tool name",
+        "A runtime inventory has a plugin whose id is the name of a core tool; its tools are "
+        "dropped from the run, since an entry naming the core tool would grant them all.",
+    ),
+    (
+        "PC384",
+        W,
+        "caller field ignored",
+        "The caller supplied an agent, a spawning session or a subagent depth that disagrees "
+        "with the run's session key. The session key is the authority: the field is ignored, "
+        "so a caller cannot pick a looser policy.",
     ),
     (
         "PC320",
@@ -434,6 +480,42 @@ CODES: dict[str, CodeInfo] = _codes(
         "contexts sampled",
         "The policy declares more distinct contexts than --max-contexts; the empty-tool-set "
         "check ran on a deterministic sample.",
+    ),
+    # -- context values the policy does not know (contextcheck.py) -------------------------
+    (
+        "PC450",
+        W,
+        "unknown agent",
+        "The run names an agent that has no entry in agents.entries, so it gets only the "
+        "defaults; usually a typo of an agent id (the closest one is suggested).",
+    ),
+    (
+        "PC451",
+        W,
+        "unknown provider",
+        "The run's provider matches no tools.byProvider key but is close to one: the provider "
+        "profile and rules of that key do not apply.",
+    ),
+    (
+        "PC452",
+        W,
+        "unknown channel",
+        "The run's channel has no configuration in channels (and a group is named, or a "
+        "configured channel is close to it), so no group policy applies.",
+    ),
+    (
+        "PC453",
+        W,
+        "unknown group",
+        "The run's group id matches no key of its channel's groups map (group ids are exact "
+        'and case-sensitive), so only the "*" group, if any, applies.',
+    ),
+    (
+        "PC454",
+        W,
+        "unknown account",
+        "The run's account has no configuration under its channel's accounts, so the "
+        "channel-wide groups apply (a scheduled run there fails closed instead, PC409).",
     ),
 )
 

@@ -18,7 +18,7 @@ from .diagnostics import Diagnostic, PolicyError
 from .escape import md_code, md_literal, printable_line
 from .loader import load_document
 from .located import list_path
-from .matrix import MatrixContext, context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
 
@@ -103,7 +103,7 @@ def diff_policies(
     *,
     old_name: str,
     new_name: str,
-    max_contexts: int = 2000,
+    max_contexts: int = DEFAULT_MAX_CONTEXTS,
 ) -> DiffResult:
     cells: dict[str, MatrixContext] = {}
     sampled = False
@@ -162,8 +162,12 @@ def render_text(result: DiffResult) -> str:
         if len(c.contexts) > 3:
             lines.append(f"    ... and {len(c.contexts) - 3} more")
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
+    # a sample cannot show that nothing widened, only that the sampled contexts did not
+    verdict = "WIDENED" if result.widened else "not widened"
+    if result.sampled and not result.widened:
+        verdict += " in the sampled contexts (raise --max-contexts to compare them all)"
     lines.append(
-        f"{'WIDENED' if result.widened else 'not widened'}: {widened} context changes "
+        f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
     )
     return "\n".join(lines) + "\n"

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal
 
 from .diagnostics import Source
-from .names import Glob, is_glob
+from .names import Glob, GlobIndex, is_glob
+
+#: above this many globs, a list matches through one combined `GlobIndex`
+GLOB_INDEX_MIN = 16
 
 Origin = Literal["config", "profile", "catalog", "inherited"]
 PLUGINS_GROUP = "group:plugins"
@@ -39,6 +43,29 @@ class Hit:
     expanded_from: str | None
 
 
+class Signature:
+    """What a list says (its normalised entry texts), hashed once: lists with equal
+    signatures match the same tools, so 50,000 sender rules that all deny `exec` share one
+    verdict, and looking one up never rehashes a long list."""
+
+    __slots__ = ("_hash", "texts")
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self.texts = texts
+        self._hash = hash(texts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Signature) and self._hash == other._hash and self.texts == other.texts
+        )
+
+
+EMPTY_SIGNATURE = Signature(())
+
+
 @dataclass(frozen=True, slots=True)
 class EntryList:
     key: str
@@ -50,7 +77,8 @@ class EntryList:
     wildcard: Hit | None = None
     globs: tuple[tuple[Glob, Hit], ...] = ()
     #: the normalised entry texts: lists with equal signatures match the same tools
-    signature: tuple[str, ...] = ()
+    signature: Signature = EMPTY_SIGNATURE
+    glob_index: GlobIndex | None = None
 
     @property
     def empty(self) -> bool:
@@ -66,9 +94,14 @@ class EntryList:
         best = self.names.get(name)
         if self.wildcard is not None and (best is None or self.wildcard.order < best.order):
             best = self.wildcard
-        for glob, hit in self.globs:
-            if (best is None or hit.order < best.order) and glob.matches(name):
-                best = hit
+        if self.glob_index is not None:
+            order = self.glob_index.first(name)
+            if order is not None and (best is None or order < best.order):
+                best = Hit(order, self.entries[order], None)
+        else:
+            for glob, hit in self.globs:
+                if (best is None or hit.order < best.order) and glob.matches(name):
+                    best = hit
         if plugin_id is not None:
             for plugin_hit in (self.plugin_ids.get(plugin_id), self.all_plugins):
                 if plugin_hit is not None and (best is None or plugin_hit.order < best.order):
@@ -97,6 +130,23 @@ def build_list(
     With `base`, the result is `base`'s entries followed by `entries`, built by copying base's
     indexes rather than expanding its entries again (a profile shared by many agents)."""
     if base is not None:
+        entries = list(entries)
+        base_texts = set(base.signature.texts)
+        if not any(e.text and e.text not in base_texts for e in entries):
+            # Nothing to add (an agent's own `profile: coding`): share the base's indexes,
+            # so 10,000 agents on one profile do not hold 10,000 copies of it.
+            return EntryList(
+                key,
+                source,
+                base.entries,
+                base.names,
+                base.plugin_ids,
+                base.all_plugins,
+                base.wildcard,
+                base.globs,
+                base.signature,
+                base.glob_index,
+            )
         kept = list(base.entries)
         names = dict(base.names)
         plugin_ids = dict(base.plugin_ids)
@@ -135,10 +185,41 @@ def build_list(
         key,
         source,
         tuple(kept),
-        names,
-        plugin_ids,
+        MappingProxyType(names),
+        MappingProxyType(plugin_ids),
         all_plugins,
         wildcard,
         tuple(globs),
-        tuple(e.text for e in kept),
+        Signature(tuple(e.text for e in kept)),
+        GlobIndex((hit.order, glob) for glob, hit in globs)
+        if len(globs) > GLOB_INDEX_MIN
+        else None,
+    )
+
+
+#: marks a literal list's signature, so it never shares a verdict with an entry list that
+#: happens to have the same texts (the name `*` is not the entry `*`)
+LITERAL = "\x00literal"
+
+
+def literal_list(
+    key: str, source: str, names: Iterable[str], origin: Origin = "inherited"
+) -> EntryList:
+    """A list of tool names matched as names only: no glob, no group, no plugin id.
+
+    Names a parent run hands down or a cron job stores (semantics 7.10) are read back with
+    this, never with `build_list`: a tool called `*` or `group:plugins` stays one name."""
+    kept: list[Entry] = []
+    index: dict[str, Hit] = {}
+    for name in names:
+        if name and name not in index:
+            entry = Entry(name, name, source, None, origin)
+            index[name] = Hit(len(kept), entry, None)
+            kept.append(entry)
+    return EntryList(
+        key,
+        None,
+        tuple(kept),
+        MappingProxyType(index),
+        signature=Signature((LITERAL, *(e.text for e in kept))),
     )

@@ -20,7 +20,7 @@ from .resolve import RemovedTool, Resolution, decide
 
 if TYPE_CHECKING:
     from .compile import CompiledPolicy, LayerPolicy, ToolsScope
-    from .layers import LayerPlan
+    from .pipeline.layers import LayerPlan
 
 
 @dataclass(frozen=True, slots=True)

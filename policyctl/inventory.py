@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .catalog import Catalog
 from .diagnostics import Diagnostic
-from .names import ascii_problem, mcp_tool_name, normalize
+from .names import ascii_problem, entry_syntax, fold, mcp_tool_name, normalize
 
 MCP_PLUGIN_ID = "bundle-mcp"
 
@@ -25,7 +26,10 @@ class Tool:
 class Inventory:
     """Tools in a stable order, with the plugin ids and MCP prefixes they imply.
 
-    Hashable by content, so per-inventory work can be memoised across runs that share it.
+    `fingerprint` is a SHA-256 digest of the content (tools, and the diagnostics building it
+    produced), computed once per object: the resolver keys every per-inventory cache by it,
+    so a registry rebuilt with the same tools finds the work already done, and comparing two
+    inventories never walks their tools.
     """
 
     tools: tuple[Tool, ...]
@@ -33,20 +37,34 @@ class Inventory:
     names: frozenset[str] = field(default=frozenset(), compare=False)
     plugin_ids: frozenset[str] = field(default=frozenset(), compare=False)
     mcp_prefixes: frozenset[str] = field(default=frozenset(), compare=False)
-    _hash: int = field(default=0, compare=False, repr=False)
+    _fingerprint: bytes = field(default=b"", compare=False, repr=False)
 
     def __hash__(self) -> int:
-        # an inventory is a cache key on every resolve: hash its (long) tool tuple once
-        if not self._hash:
-            object.__setattr__(self, "_hash", hash(self.tools) or 1)
-        return self._hash
+        return hash(self.fingerprint)
+
+    @property
+    def fingerprint(self) -> bytes:
+        found = self._fingerprint
+        if not found:
+            digest = hashlib.sha256()
+            for t in self.tools:
+                digest.update(f"{t.name}\x1f{t.plugin_id or ''}\x1f{int(t.optional)}\x1e".encode())
+            for d in self.conflicts:
+                digest.update(f"\x1d{d.code}\x1f{d.message}".encode())
+            found = digest.digest()
+            object.__setattr__(self, "_fingerprint", found)
+        return found
 
     @staticmethod
     def build(tools: Iterable[Tool], catalog: Catalog) -> Inventory:
         """Normalise names; a plugin tool that takes a core tool's name is dropped (PC405)."""
         kept: dict[str, Tool] = {}
         conflicts: list[Diagnostic] = []
-        for tool in tools:
+        given = list(tools)
+        core_names = catalog.tool_ids | frozenset(catalog.aliases)
+        # only ids that may stand (a plugin named like a core tool is refused below)
+        plugin_ids = {fold(t.plugin_id) for t in given if t.plugin_id} - core_names
+        for tool in given:
             name = normalize(tool.name, catalog.aliases)
             if not name:
                 continue
@@ -56,7 +74,26 @@ class Inventory:
                 # for the real one: such a tool never enters a run.
                 conflicts.append(Diagnostic.make("PC301", f'tool "{tool.name}" dropped: {bad}'))
                 continue
-            plugin = tool.plugin_id.strip().lower() if tool.plugin_id else None
+            own = fold(tool.plugin_id) if tool.plugin_id else None
+            syntax = entry_syntax(name, plugin_ids - {own} if own else plugin_ids)
+            if syntax:
+                # A tool named `*` or `group:plugins` would match more than itself wherever
+                # a list of names is read back as entries (semantics 7.10).
+                conflicts.append(
+                    Diagnostic.make("PC381", f'tool "{tool.name}" dropped: its name {syntax}')
+                )
+                continue
+            plugin = fold(tool.plugin_id) if tool.plugin_id else None
+            if plugin is not None and plugin in core_names:
+                # `allow: [read]` would grant every tool of a plugin whose id is `read`.
+                conflicts.append(
+                    Diagnostic.make(
+                        "PC383",
+                        f'tool "{name}" of plugin {plugin} dropped: the plugin id is the name '
+                        "of a core tool",
+                    )
+                )
+                continue
             if name in kept:
                 first = kept[name]
                 if plugin is not None or first.plugin_id is None:
@@ -85,7 +122,9 @@ class Inventory:
             for t in ordered
             if t.plugin_id == MCP_PLUGIN_ID and "__" in t.name
         )
-        return Inventory(ordered, tuple(conflicts), frozenset(kept), plugins, prefixes)
+        inventory = Inventory(ordered, tuple(conflicts), frozenset(kept), plugins, prefixes)
+        inventory.fingerprint  # noqa: B018 - computed once, here, off the resolve path
+        return inventory
 
     def __len__(self) -> int:
         return len(self.tools)

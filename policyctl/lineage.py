@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from .context import RunContext, parse_session_key
-from .resolution import Resolution
+from .pipeline.result import Resolution
 
 
 class LeafCannotSpawn(Exception):

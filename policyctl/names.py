@@ -1,13 +1,35 @@
-"""Names: normalisation, the ASCII rule, `*` globs, and MCP tool names (semantics 2, 3, 10)."""
+"""Names: every normal form policyctl compares by, the ASCII rule, `*` globs, MCP tool names.
+
+One module owns each normal form (semantics 2, 3, 7.2, 7.5, 10): identifiers are folded with
+`fold` (trim, lowercase), entries and tool names with `normalize` (plus aliases), sender keys
+and sender identities with `sender_key` / `sender_candidates`, provider keys with
+`provider_key`. Nothing else writes `.strip().lower()` for these values.
+"""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from .context import Sender
+
+NO_SENDER = Sender()
 _ALLOWED = re.compile(r"[a-z0-9_\-.:*@/]+\Z")
+
+
+def fold(text: str) -> str:
+    """The normal form of an identifier (agent, channel, provider, profile): trim, lowercase."""
+    return text.strip().lower()
+
+
+def clean(value: str | None, lower: bool = True) -> str | None:
+    """A caller-supplied field: trimmed (and lowercased), None when empty."""
+    if value is None:
+        return None
+    text = value.strip()
+    return (text.lower() if lower else text) or None
 
 
 def normalize(raw: str, aliases: Mapping[str, str]) -> str:
@@ -29,6 +51,78 @@ def ascii_problem(name: str) -> str | None:
 
 def is_glob(entry: str) -> bool:
     return "*" in entry
+
+
+#: an entry that names a group of tools rather than one tool
+GROUP_PREFIX = "group:"
+
+
+def entry_syntax(name: str, plugin_ids: Iterable[str] = ()) -> str | None:
+    """Why a normalised tool name would read as an entry (a pattern or a group), or None.
+
+    A tool named `*`, `ex*`, `group:plugins`, `bundle-mcp` or another plugin's id (pass the
+    ids of the other plugins) would match more than itself wherever names are read back as
+    entries; such a tool never enters a run.
+    """
+    if "*" in name:
+        return "contains *, which entries read as a wildcard"
+    if name.startswith(GROUP_PREFIX):
+        return "starts with group:, which entries read as a group"
+    if name == "bundle-mcp" or name in plugin_ids:
+        return "is a plugin id, which entries read as every tool of that plugin"
+    return None
+
+
+# -- providers (semantics 7.2) ------------------------------------------------------------------
+
+
+def provider_key(key: str, canonical: Callable[[str], str]) -> str:
+    """A `byProvider` key or a run's provider/model: folded, provider alias canonicalised."""
+    provider, slash, model = fold(key).partition("/")
+    provider = canonical(provider)
+    return f"{provider}/{model}" if slash else provider
+
+
+# -- sender keys (semantics 7.5) ----------------------------------------------------------------
+
+SENDER_KINDS = ("id", "e164", "username", "name", "channel")
+
+
+@dataclass(frozen=True, slots=True)
+class SenderKey:
+    """A `toolsBySender` key read by the one grammar: its normal form, or why it is invalid.
+
+    `legacy` marks an untyped key, matched as a sender id only (PC403)."""
+
+    norm: str | None
+    problem: str | None = None
+    legacy: bool = False
+
+
+def sender_value(kind: str, value: str) -> str:
+    text = fold(value)
+    return text.removeprefix("@") if kind == "username" else text
+
+
+def sender_key(key: str) -> SenderKey:
+    text = key.strip()
+    if text == "*":
+        return SenderKey("*")
+    kind, sep, value = text.partition(":")
+    kind = kind.lower()
+    if sep and kind in SENDER_KINDS:
+        if kind == "channel":
+            channel, _, sender_id = fold(value).partition(":")
+            if not channel or not sender_id.strip():
+                return SenderKey(None, "needs channel:<channel>:<id>")
+            return SenderKey(f"channel:{channel.strip()}:{sender_id.strip()}")
+        norm = sender_value(kind, value)
+        if not norm:
+            return SenderKey(None, "has an empty value")
+        return SenderKey(f"{kind}:{norm}")
+    if not text:
+        return SenderKey(None, "is empty")
+    return SenderKey(f"id:{text.lower()}", legacy=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +166,101 @@ class Glob:
         return True
 
 
+class GlobIndex:
+    """Many globs as one matcher: which of them (earliest in list order) matches a name.
+
+    Globs are bucketed by their literal head, then their literal tail, then their first
+    middle part. A name only visits the buckets of its own prefixes and suffixes of the
+    lengths that occur (and, in a bucket with many middle parts, its substrings of the
+    lengths that occur), so 200,000 globs cost a few dictionary lookups per name instead of
+    200,000 matches, and a long name costs time linear in its length per distinct length.
+    Built once, never written afterwards.
+    """
+
+    __slots__ = ("_head_lengths", "_heads")
+
+    def __init__(self, globs: Iterable[tuple[int, Glob]]) -> None:
+        heads: dict[str, _Tails] = {}
+        for order, glob in globs:
+            tails = heads.get(glob.head)
+            if tails is None:
+                tails = heads[glob.head] = _Tails()
+            tails.add(order, glob)
+        for tails in heads.values():
+            tails.freeze()
+        self._heads = heads
+        self._head_lengths = sorted({len(h) for h in heads})
+
+    def first(self, name: str) -> int | None:
+        """The list order of the earliest glob that matches `name`, or None."""
+        best: int | None = None
+        size = len(name)
+        for h in self._head_lengths:
+            if h > size:
+                break
+            tails = self._heads.get(name[:h])
+            if tails is not None:
+                best = tails.first(name, h, best)
+        return best
+
+
+class _Tails:
+    __slots__ = ("lengths", "middle_lengths", "middles")
+
+    def __init__(self) -> None:
+        self.middles: dict[str, dict[str, list[tuple[int, Glob]]]] = {}
+        self.lengths: list[int] = []
+        self.middle_lengths: dict[str, list[int]] = {}
+
+    def add(self, order: int, glob: Glob) -> None:
+        by_middle = self.middles.setdefault(glob.tail, {})
+        by_middle.setdefault(glob.middle[0] if glob.middle else "", []).append((order, glob))
+
+    def freeze(self) -> None:
+        for by_middle in self.middles.values():
+            for bucket in by_middle.values():
+                bucket.sort(key=lambda item: item[0])
+        self.lengths = sorted({len(t) for t in self.middles})
+        self.middle_lengths = {
+            tail: sorted({len(k) for k in by_middle if k})
+            for tail, by_middle in self.middles.items()
+        }
+
+    def first(self, name: str, head: int, best: int | None) -> int | None:
+        size = len(name)
+        for t in self.lengths:
+            if head + t > size:
+                break
+            tail = name[size - t :] if t else ""
+            by_middle = self.middles.get(tail)
+            if by_middle is None:
+                continue
+            if len(by_middle) <= 8:
+                for bucket in by_middle.values():
+                    best = _earliest(bucket, name, best)
+                continue
+            # Many middle parts: look up the substrings between head and tail, by length.
+            plain = by_middle.get("")
+            if plain is not None:
+                best = _earliest(plain, name, best)
+            inner = name[head : size - t]
+            for m in self.middle_lengths[tail]:
+                for a in range(len(inner) - m + 1):
+                    found = by_middle.get(inner[a : a + m])
+                    if found is not None:
+                        best = _earliest(found, name, best)
+        return best
+
+
+def _earliest(bucket: list[tuple[int, Glob]], name: str, best: int | None) -> int | None:
+    for order, glob in bucket:
+        if best is not None and order >= best:
+            break
+        if glob.matches(name):
+            return order
+    return best
+
+
 _MCP_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MCP_SERVER_MAX = 30
 MCP_NAME_MAX = 64
@@ -107,3 +296,32 @@ def mcp_tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
         if candidate.lower() not in used:
             return candidate
         n += 1
+
+
+def normalise_sender(sender: Sender) -> Sender:
+    """A run's sender identity in the normal form its keys are matched in."""
+    if sender.empty:
+        return NO_SENDER
+    return Sender(
+        clean(sender.id),
+        clean(sender.e164),
+        sender_value("username", sender.username or "") or None,
+        clean(sender.name),
+    )
+
+
+def sender_candidates(channel: str | None, s: Sender) -> tuple[str, ...]:
+    """The keys a (normalised) sender may match, most specific first (semantics 7.5)."""
+    out = []
+    if s.id and channel:
+        out.append(f"channel:{channel}:{s.id}")
+    if s.id:
+        out.append(f"id:{s.id}")
+    if s.e164:
+        out.append(f"e164:{s.e164}")
+    if s.username:
+        out.append(f"username:{s.username}")
+    if s.name:
+        out.append(f"name:{s.name}")
+    out.append("*")
+    return tuple(out)

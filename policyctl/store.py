@@ -26,8 +26,8 @@ from .diagnostics import Diagnostic, PolicyError
 from .files import read_capped
 from .inventory import Inventory, Tool
 from .loader import decode, load_document
-from .resolution import Resolution
-from .resolve import resolve
+from .pipeline.engine import Resolver
+from .pipeline.result import Resolution
 from .settings import default_limits
 
 log = logging.getLogger("policyctl.store")
@@ -71,6 +71,8 @@ class PolicyStore:
         self.on_reload = on_reload
         self.interval = interval
         self._current: CompiledPolicy | None = None
+        #: the policy in service and its resolver, swapped together in one assignment
+        self._serving: tuple[CompiledPolicy, Resolver] | None = None
         self._version = 0
         self._errors: tuple[Diagnostic, ...] = ()
         self._watched: tuple[Path, ...] = (self.path,)
@@ -102,10 +104,10 @@ class PolicyStore:
         inventory: Inventory | Iterable[Tool] | None = None,
         **kw: Any,
     ) -> Resolution:
-        policy = self._current  # one read: this resolve stays on this version
-        if policy is None:
+        serving = self._serving  # one read: this resolve stays on this version
+        if serving is None:
             raise PolicyUnavailable(str(self.path), self._errors)
-        return resolve(policy, context, inventory, **kw)
+        return serving[1].resolve(context, inventory, **kw)
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -170,7 +172,7 @@ class PolicyStore:
                 self._failed(tried, catalog, seen, exc.diagnostics)
                 return False
             except Exception as exc:  # never let a reload take the service down
-                diagnostic = Diagnostic.make("PC103", f"reload failed: {type(exc).__name__}: {exc}")
+                diagnostic = Diagnostic.make("PC120", f"reload failed: {type(exc).__name__}: {exc}")
                 self._failed(tried, catalog, seen, (diagnostic,))
                 return False
             watched = self._watch_list(tried, catalog)
@@ -186,6 +188,7 @@ class PolicyStore:
                 return False
             self._watched = watched
             self._fingerprint = fingerprint
+            self._serving = (policy, Resolver(policy))
             self._current = policy
             self._version += 1
             self._errors = ()

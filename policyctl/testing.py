@@ -25,7 +25,7 @@ from .entries import Entry
 from .explain import decide_tool
 from .lineage import LeafCannotSpawn, child_context
 from .loader import load_document
-from .matrix import context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
 from .model import StrictModel as _Strict
 from .resolution import Resolution
 from .resolve import resolve
@@ -223,7 +223,7 @@ def _record_coverage(res: Resolution, covered: set[tuple[str, str]]) -> None:
 
 
 def run_test_file(
-    path: str | Path, *, max_contexts: int = 2000, coverage: bool = False
+    path: str | Path, *, max_contexts: int = DEFAULT_MAX_CONTEXTS, coverage: bool = False
 ) -> FileResult:
     spec, locations = load_test_file(path)
     policy_path = os.path.normpath(Path(path).parent / spec.policy)

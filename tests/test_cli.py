@@ -40,7 +40,7 @@ def test_resolve_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert secrets == {
         "tool": "secrets",
         "stage": 5,
-        "label": "agents.coder.tools.allow",
+        "label": "agents.coder.tools.deny",  # a deny removal names the deny key
         "kind": "deny",
         "entry": "secrets",
         "expandedFrom": None,
@@ -72,7 +72,7 @@ def test_explain_names_entry_line_and_fix(capsys: pytest.CaptureFixture[str]) ->
     code, out, _ = cli(capsys, "explain", team, "--agent", "coder", "--tool", "screen", "--trail")
     assert code == 0  # an explanation is an answer, not a finding
     lines = out.splitlines()
-    assert lines[0] == "screen: REMOVED at layer 3 (tools.allow)"
+    assert lines[0] == "screen: REMOVED at layer 3 (tools.deny)"
     assert lines[1] == '  rule:  deny entry "group:ui" (expands to screen)'
     assert lines[2] == f"  where: {team}:23:7"
     assert 'remove "group:ui" (it expands to screen) from tools.deny' in out

@@ -58,7 +58,10 @@ def test_provider_constraint(make_policy: MakePolicy) -> None:
     assert removed_at(run(policy, provider="anthropic"), "apply_patch") == 0
     assert run(policy, provider="anthropic").removal("apply_patch").kind == "catalog"
     assert "apply_patch" in run(policy, provider="openai").allowed
-    assert "apply_patch" in run(policy).allowed  # unknown provider: not filtered
+    # no provider in the context: a provider-gated tool is removed (semantics 7.9, fail closed)
+    assert removed_at(run(policy), "apply_patch") == 0
+    assert "no provider in context" in run(policy).removal("apply_patch").scope
+    assert "apply_patch" in run(policy, provider="openai-codex").allowed
 
 
 # -- empty surface -----------------------------------------------------------------------------

@@ -179,9 +179,10 @@ def test_diff_against_a_git_revision(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_matrix_is_a_product_of_what_the_file_mentions() -> None:
     policy = load_policy(EXAMPLES / "chatbot.yaml")
-    matrix = context_matrix(policy)
+    matrix = context_matrix(policy, max_contexts=100_000)
     labels = [c.label for c in matrix.contexts]
     assert len(labels) == len(set(labels)) == matrix.total
+    assert not matrix.sampled
     assert any("group=slack/acme-enterprise/C0SECURE" in label for label in labels)
     assert any("sender=username:ada" in label for label in labels)
     sampled = context_matrix(policy, max_contexts=10)

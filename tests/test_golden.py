@@ -42,6 +42,8 @@ CASES: dict[str, str] = {
     "resolve-platform-leaf": "resolve examples/platform.toml --agent orchestrator --session-key agent:orchestrator:subagent:a:subagent:b",
     "resolve-warnings": "resolve tests/data/tiny.yaml --channel slack --group C1",
     "resolve-caller-group-ignored": "resolve tests/data/tiny.yaml --session-key agent:main:slack:group:C1 --group C2",
+    "resolve-unknown-context": "resolve examples/chatbot.yaml --agent suport --channel slack --account acme-enterprse --group C0SECURE",
+    "explain-unknown-context": "explain examples/team.yaml --agent codr --provider olama --tool exec",
     "resolve-cron-account-gone": "resolve tests/data/tiny.yaml --channel slack --account gone --group C1 --trigger cron",
     "resolve-bundle": "resolve tests/data/tiny.bundle.json --channel slack --group C1",
     "resolve-invalid": "resolve tests/broken/PC302.yaml",

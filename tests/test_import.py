@@ -262,3 +262,21 @@ def test_a_comment_quoting_a_secret_is_not_copied(
     assert "line 3 (it may quote a left-out value)" in err
     assert "line 4 (it may quote a left-out value)" in err
     assert "# sandboxed sessions never get the gateway" in text
+
+
+def test_comments_on_empty_list_items_never_change_the_data() -> None:
+    """Found by the property above: ruamel writes an end-of-line comment on a null sequence
+    item as a nested item; such comments are dropped (and listed), never the data changed."""
+    from ruamel.yaml import YAML
+
+    from policyctl.cli.import_cmd import render_yaml
+    from policyctl.importer import import_openclaw
+
+    config = {"tools": {"tools": None, "agents": None, "profile": [{}, None, None]}}
+    result = import_openclaw(config, {"slack"})
+    doc = {"catalog": "openclaw", **result.document}
+    lines = json.dumps(config, indent=1).splitlines()
+    text = "\n".join(f"// above {i}\n{line} // after {i}" for i, line in enumerate(lines))
+    commented, lost = render_yaml(doc, result, json5_comments(text))
+    assert YAML(typ="safe").load(commented) == doc
+    assert lost and len(lost) == len(set(lost))

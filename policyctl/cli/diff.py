@@ -26,7 +26,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="exit 1 if any context gains a tool (a CI guard for loosening changes)",
     )
-    p.add_argument("--max-contexts", type=int, default=2000, metavar="N")
+    p.add_argument(
+        "--max-contexts",
+        type=int,
+        default=10_000,  # matrix.DEFAULT_MAX_CONTEXTS (not imported: start-up time)
+        metavar="N",
+        help="compare a deterministic sample beyond N contexts (default 10,000)",
+    )
     p.set_defaults(run=run)
 
 

@@ -55,10 +55,11 @@ def run(args: argparse.Namespace) -> int:
     from ..explain import decide_tool, sandbox_refusal, summary_line
     from .common import print_json
     from .output import Painter
-    from .resolve import resolve_for_cli
+    from .resolve import print_context_warnings, resolve_for_cli
 
     policy, res = resolve_for_cli(args)
     paint = Painter(sys.stdout)
+    print_context_warnings(res, args.format)  # a typo in the context: say so first
     if args.explain_tool is None:
         if args.format == "json":
             print_json(res.to_json())
@@ -168,3 +169,5 @@ def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:
             print(f"{head}: applied, {paint('removed ' + tool, 'red')}")
         else:
             print(f"{head}: applied, kept {tool}")
+        if layer.detail:  # which of several rules applied, and which it shadowed
+            print(f"       {layer.detail}")

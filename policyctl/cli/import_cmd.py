@@ -131,7 +131,6 @@ def render_yaml(
     """The YAML text with the original's comments (and the import's remarks) in place, and a
     line for each comment that could not be kept (by line number only: a comment next to a
     left-out token may quote the token)."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     def commented(node: Any) -> Any:
@@ -175,11 +174,40 @@ def render_yaml(
         parent.yaml_add_eol_comment("# " + "; ".join(texts), out[-1])
     if start:
         root.yaml_set_start_comment("\n".join(start))
+    text = _dump(root)
+    if comments and not _same_data(text, doc):
+        # ruamel writes some placements (an end-of-line comment on an empty sequence item, or
+        # on a mapping inside one) as different or broken YAML: the data wins over comments
+        listed = {line for line in lost}
+        lost.extend(
+            line
+            for c in comments
+            if (line := f"comment not kept: line {c.line} (no place for it)") not in listed
+            and not any(kept.startswith(f"comment not kept: line {c.line} ") for kept in listed)
+        )
+        return _dump(commented(doc)), lost
+    return text, lost
+
+
+def _dump(root: Any) -> str:
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
     buffer = io.StringIO()
     yaml.dump(root, buffer)
-    return buffer.getvalue(), lost
+    return buffer.getvalue()
+
+
+def _same_data(text: str, doc: dict[str, Any]) -> bool:
+    """Whether the written YAML reads back as the document (comments must never change data)."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return bool(YAML(typ="safe").load(text) == doc)
+    except YAMLError:  # ruamel can place a comment where it breaks the structure
+        return False
 
 
 # Shapes of common credentials (Slack, GitHub, OpenAI-style and AWS keys, JWTs).

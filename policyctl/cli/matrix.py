@@ -1,4 +1,10 @@
-"""`policyctl matrix FILE`: the contexts a policy can tell apart, and each tool's fate in each."""
+"""`policyctl matrix FILE`: the contexts a policy can tell apart, and each tool's fate in each.
+
+`--agent` keeps the rows of some agents, `--tool` the columns of some tools, and
+`--changed-only` the rows whose tools differ from their agent's baseline run: the run with
+no provider, no channel, the main session, an anonymous sender, not the owner, a user turn
+(the baseline rows themselves are always printed, first, as the reference).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,22 @@ import argparse
 import csv
 import json
 import sys
+from typing import TYPE_CHECKING
 
-from .common import EXIT_OK, subcommand
+from .common import EXIT_OK, UsageError, subcommand
+
+if TYPE_CHECKING:
+    from ..compile import CompiledPolicy
+    from ..matrix import MatrixContext
+    from ..resolution import Resolution
 
 HELP = "print the context matrix: every distinct context x tool, allowed or removed at a layer"
 EXAMPLE = """examples:
   policyctl matrix examples/chatbot.yaml
   policyctl matrix examples/team.yaml --format csv > matrix.csv
+  policyctl matrix examples/team.yaml --agent coder --tool exec --tool write --changed-only
 """
+NO_AGENT = "(none)"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -27,35 +41,110 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="sample deterministically beyond N contexts",
     )
+    p.add_argument(
+        "--agent",
+        action="append",
+        metavar="ID",
+        help=f"only this agent's rows (repeatable; {NO_AGENT} for runs without an agent)",
+    )
+    p.add_argument(
+        "--tool", action="append", metavar="NAME", help="only this tool's column (repeatable)"
+    )
+    p.add_argument(
+        "--changed-only",
+        action="store_true",
+        help="only the rows that differ from their agent's baseline run (no provider, no "
+        "channel, main session, anonymous, not the owner, a user turn)",
+    )
     p.set_defaults(run=run)
 
 
-def _cell(res, tool: str) -> str:  # type: ignore[no-untyped-def]
+def _cell(res: Resolution, tool: str) -> str:
     if res.is_allowed(tool):
         return "ok"
     removal = res.removal(tool)
     return "-" if removal is None else ("C" if removal.stage == 0 else f"L{removal.stage}")
 
 
+def _agents(policy: CompiledPolicy, wanted: list[str] | None) -> list[str | None] | None:
+    from ..diagnostics import suggestion
+
+    if wanted is None:
+        return None
+    known = sorted(policy.agents)
+    out: list[str | None] = []
+    for raw in wanted:
+        name = raw.strip().lower()
+        if name == NO_AGENT:
+            out.append(None)
+        elif name in policy.agents:
+            out.append(name)
+        else:
+            hint = suggestion(name, known)
+            listed = ", ".join(known) or "none"
+            raise UsageError(
+                f'--agent {raw}: the policy has no agent "{name}"'
+                + (f"; {hint}" if hint else "")
+                + f" (agents: {listed}; {NO_AGENT} for runs without an agent)"
+            )
+    return out
+
+
+def _tools(policy: CompiledPolicy, names: list[str], wanted: list[str] | None) -> list[str]:
+    from ..diagnostics import suggestion
+    from ..names import normalize
+
+    if wanted is None:
+        return names
+    out = []
+    for raw in wanted:
+        name = normalize(raw, policy.catalog.aliases)
+        if name not in names:
+            hint = suggestion(name, names)
+            raise UsageError(
+                f'--tool {raw}: no tool "{name}" in this policy\'s inventory'
+                + (f"; {hint}" if hint else "")
+            )
+        out.append(name)
+    return list(dict.fromkeys(out))
+
+
 def run(args: argparse.Namespace) -> int:
-    from ..matrix import context_matrix
-    from ..resolve import resolve
+    from ..matrix import Dimensions, baseline_cell, matrix_context
+    from ..resolve import default_inventory, resolve
     from .common import load_or_report
 
     policy = load_or_report(args.file)
-    matrix = context_matrix(policy, args.max_contexts)
-    rows = [(cell, resolve(policy, cell.context, require_tools=False)) for cell in matrix.contexts]
-    tools = [t.name for t in rows[0][1].inventory.tools] if rows else []
-    table = [[_cell(res, t) for t in tools] for _, res in rows]
+    dims = Dimensions(policy, _agents(policy, args.agent))
+    picked = dims.indexes(args.max_contexts)
+    sampled = dims.total > len(picked)
+    tools = _tools(policy, [t.name for t in default_inventory(policy).tools], args.tool)
+
+    def row(cell: MatrixContext) -> tuple[MatrixContext, list[str]]:
+        res = resolve(policy, cell.context, require_tools=False)
+        return cell, [_cell(res, t) for t in tools]
+
+    rows = [row(dims.context_at(i)) for i in picked]
+    if args.changed_only:
+        bases = [row(matrix_context(baseline_cell(agent))) for agent in dims.agents]
+        by_agent = {cell.context.agent: cells for cell, cells in bases}
+        base_labels = {cell.label for cell, _ in bases}
+        rows = bases + [
+            (cell, cells)
+            for cell, cells in rows
+            if cell.label not in base_labels and cells != by_agent[cell.context.agent]
+        ]
+    table = [cells for _, cells in rows]
     if args.format == "json":
         out = {
-            "contexts": matrix.total,
+            "contexts": dims.total,
             "shown": len(rows),
-            "sampled": matrix.sampled,
+            "sampled": sampled,
+            "changedOnly": args.changed_only,
             "tools": tools,
             "rows": [
                 {"context": cell.label, "cells": dict(zip(tools, cells, strict=True))}
-                for (cell, _), cells in zip(rows, table, strict=True)
+                for cell, cells in rows
             ],
         }
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
@@ -63,27 +152,29 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "csv":
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(["context", *tools])
-        for (cell, _), cells in zip(rows, table, strict=True):
+        for cell, cells in rows:
             writer.writerow([cell.label, *cells])
         return EXIT_OK
-    varying = [i for i, _ in enumerate(tools) if len({row[i] for row in table}) > 1]
-    same_ok = [
-        tools[i] for i in range(len(tools)) if i not in varying and table and table[0][i] == "ok"
-    ]
-    same_gone = [
-        f"{tools[i]} ({table[0][i]})"
-        for i in range(len(tools))
-        if i not in varying and table and table[0][i] != "ok"
-    ]
-    print(f"{matrix.total} contexts" + (f", {len(rows)} shown (sampled)" if matrix.sampled else ""))
-    print(f"allowed everywhere: {', '.join(same_ok) or '(none)'}")
-    print(f"removed everywhere: {', '.join(same_gone) or '(none)'}")
+    varying = [i for i, _ in enumerate(tools) if len({cells[i] for cells in table}) > 1]
+    fixed = [i for i in range(len(tools)) if i not in varying and table]
+    same_ok = [tools[i] for i in fixed if table[0][i] == "ok"]
+    same_gone = [f"{tools[i]} ({table[0][i]})" for i in fixed if table[0][i] != "ok"]
+    where = "in the rows shown" if sampled or args.changed_only else "everywhere"
+    head = f"{dims.total} contexts"
+    if args.changed_only:
+        head += f", {len(rows)} shown (the baselines and the rows that differ from them"
+        head += f" among {len(picked)} sampled)" if sampled else ")"
+    elif sampled:
+        head += f", {len(picked)} shown (a deterministic sample)"
+    print(head)
+    print(f"allowed {where}: {', '.join(same_ok) or '(none)'}")
+    print(f"removed {where}: {', '.join(same_gone) or '(none)'}")
     print("cells: ok = allowed, Lk = removed at layer k, C = construction filter")
     if varying:
         width = max(len(cell.label) for cell, _ in rows)
         names = [tools[i] for i in varying]
         print(" " * width + "  " + "  ".join(names))
-        for (cell, _), cells in zip(rows, table, strict=True):
+        for cell, cells in rows:
             print(
                 cell.label.ljust(width)
                 + "  "

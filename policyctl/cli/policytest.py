@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--max-contexts",
         type=int,
-        default=2000,
+        default=10_000,  # matrix.DEFAULT_MAX_CONTEXTS (not imported: start-up time)
         metavar="N",
         help="contexts of the matrix to check invariants on before sampling",
     )

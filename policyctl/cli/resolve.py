@@ -34,6 +34,16 @@ def resolve_for_cli(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return policy, resolve(policy, ctx, inventory, require_tools=False)
 
 
+def print_context_warnings(res, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """`explain` prints only the warnings about the context (PC450-PC454) in text."""
+    from ..contextcheck import CONTEXT_CODES
+    from .output import render_diagnostics
+
+    notes = [w for w in res.warnings if w.code in CONTEXT_CODES]
+    if notes and fmt == "text":
+        print(render_diagnostics(notes, sys.stdout))
+
+
 def run(args: argparse.Namespace) -> int:
     from .common import print_json
     from .output import Painter, render_diagnostics

@@ -41,9 +41,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--max-contexts",
         type=int,
-        default=2000,
+        default=10_000,  # matrix.DEFAULT_MAX_CONTEXTS (not imported: start-up time)
         metavar="N",
-        help="contexts to check for empty tool sets before sampling (default 2000)",
+        help="contexts to check for empty tool sets before sampling (default 10,000)",
     )
     add_sarif_root_flag(p)
     p.set_defaults(run=run)

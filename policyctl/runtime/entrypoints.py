@@ -21,6 +21,7 @@ from typing import Any
 
 from ..compile import CompiledPolicy
 from ..context import RunContext
+from ..contextcheck import log_context_warnings
 from ..diagnostics import Diagnostic
 from ..lineage import LeafCannotSpawn, child_context
 from ..resolution import NoCallableToolsError, Resolution
@@ -119,6 +120,7 @@ class Runtime:
     ) -> Resolution:
         """Every entry point resolves here: the compiled policy, over the registered tools."""
         policy = self.policy if policy is None else policy  # one read: one version per run
+        log_context_warnings(policy, ctx)  # PC450-PC454: a typo in the context
         return resolve(
             policy, ctx, self.registry.inventory(policy.catalog), require_tools=require_tools
         )

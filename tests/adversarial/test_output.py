@@ -79,7 +79,7 @@ def test_diff_escapes_ids_in_text_and_json(
             json.loads(out)  # escaping keeps JSON valid
 
 
-HOSTILE_IDS = ["a`b", "x|y", "two\nlines", "<!-- hide the rest", "`|`<!--\n| a | b |", "[l](j:x)"]
+HOSTILE_IDS = ["a`b", "x|y", "two\nlines", "<!-- hide the rest", "`|`<!--\n| a | b |", "[l](j.x)"]
 
 
 @pytest.mark.parametrize("agent", HOSTILE_IDS)

@@ -79,12 +79,13 @@ def refusal(detail: str | None) -> dict[str, Any]:
 
 def test_default_refusal_names_the_layer_and_the_tool_without_paths() -> None:
     body = refusal(None)
-    assert body["tool"] == "exec" and body["removedBy"] == {"stage": 3, "label": "tools.allow"}
+    # a deny removal is labelled with the deny key
+    assert body["tool"] == "exec" and body["removedBy"] == {"stage": 3, "label": "tools.deny"}
     text = json.dumps(body)
     assert "/srv/bot" not in text and "policy.yaml" not in text and "fix" not in body
     assert (
         body["reason"]
-        == 'tool "exec" is not available in this run: removed at layer 3 (tools.allow)'
+        == 'tool "exec" is not available in this run: removed at layer 3 (tools.deny)'
     )
 
 

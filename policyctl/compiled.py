@@ -1,0 +1,140 @@
+"""The compiled policy: frozen values a resolve reads and never writes.
+
+Every mapping is read-only (`MappingProxyType`), every sequence a tuple; nothing here caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .catalog import Catalog
+from .diagnostics import Diagnostic, Source
+from .entries import EntryList
+from .inventory import Inventory, Tool
+
+if TYPE_CHECKING:
+    from .assemble import ScopeLayers
+
+
+@dataclass(frozen=True, slots=True)
+class LayerPolicy:
+    """One policy a layer may apply: `{allow?, deny?}` with its label and config scope."""
+
+    label: str
+    scope: str
+    allow: EntryList | None = None
+    deny: EntryList | None = None
+    #: catalog grants (write -> apply_patch) apply to configured lists, never to an inherited
+    #: list of tool names: a grant there would let a child exceed its parent.
+    grants: bool = True
+
+    @property
+    def restrictive(self) -> bool:
+        return self.allow is not None and self.allow.restrictive
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLists:
+    """A scope's `sandbox.tools` fields, kept apart: the sandbox layer falls back per field."""
+
+    allow: EntryList | None = None
+    also_allow: EntryList | None = None
+    deny: EntryList | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderScope:
+    key: str
+    profile: str | None
+    profile_source: Source | None
+    also_allow: EntryList | None
+    policy: LayerPolicy | None
+
+
+@dataclass(frozen=True, slots=True)
+class SenderTable:
+    """Sender keys of one `toolsBySender` map, normalised (`id:42`, `username:ada`, ...).
+
+    A matched key with an empty policy maps to None: a match that restricts nothing, yet
+    still wins over a less specific map.
+    """
+
+    label: str
+    policies: Mapping[str, LayerPolicy | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsScope:
+    """The global `tools` or one agent's `tools`, compiled."""
+
+    #: the config path of this tools block: `tools`, `agents.entries.coder.tools`, ...
+    name: str
+    profile: str | None
+    profile_source: Source | None
+    also_allow: EntryList | None
+    policy: LayerPolicy | None
+    by_provider: Mapping[str, ProviderScope]
+    senders: SenderTable | None
+    sandbox: SandboxLists | None
+    subagents: LayerPolicy | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPolicy:
+    tools: LayerPolicy | None
+    senders: SenderTable | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelPolicy:
+    groups: Mapping[str, GroupPolicy] | None
+    accounts: Mapping[str, Mapping[str, GroupPolicy] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentPolicy:
+    id: str
+    tools: ToolsScope | None
+    sandbox_mode: str | None
+
+
+class _Weakly:
+    """Lets a slotted frozen dataclass be weakly referenced (`weakref_slot` is 3.11+)."""
+
+    __slots__ = ("__weakref__",)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class CompiledPolicy(_Weakly):
+    """Everything a resolve needs, built once, immutable, shared freely across threads.
+
+    It holds no cache: a `pipeline.engine.Resolver` owns every cache for one policy. Every
+    combination of scopes a layer may apply is assembled at compile time (`layers`), so a
+    resolve only looks things up.
+    """
+
+    catalog: Catalog
+    root: str
+    files: tuple[str, ...]
+    global_tools: ToolsScope
+    defaults_tools: ToolsScope | None
+    agents: Mapping[str, AgentPolicy]
+    channels: Mapping[str, ChannelPolicy]
+    default_sandbox_mode: str
+    max_spawn_depth: int
+    main_key: str
+    session_scope: str
+    declared_tools: tuple[Tool, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    #: per agent id with an entry, and None for every other run: the layers that
+    #: depend on the agent scope alone (see `assemble.ScopeLayers`)
+    layers: Mapping[str | None, ScopeLayers]
+    #: the memory-flush trigger's allow list (literal names)
+    memory_flush: tuple[str, ...]
+    #: the catalog's core tools plus the declared inventory: what a run gets by default
+    default_inventory: Inventory
+
+    def default_tools(self) -> list[Tool]:
+        return list(self.default_inventory.tools)

@@ -1,0 +1,229 @@
+"""Context derivation: a `RunContext` -> the facts every layer is selected by.
+
+The session key is the authority (semantics 7.10): the agent, the channel, account and group,
+whether the run is a subagent and how deep all come from it (for a spawned subagent, the
+channel and group come from the spawning session's key). A caller-supplied field that
+disagrees is ignored with a diagnostic, so a caller cannot pick a looser policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..compile import CompiledPolicy
+from ..context import Capture, RunContext, Sender, SessionInfo, parse_session_key
+from ..diagnostics import Diagnostic
+from ..names import NO_SENDER, clean, fold
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What selects the layers of a run, sender aside. Equal facts select equal layers, so
+    `Facts` is the key under which a run's layer plan is shared (thousands of subagent session
+    keys share one)."""
+
+    agent: str | None
+    provider: str | None
+    model: str | None
+    channel: str | None
+    account: str | None
+    group: str | None
+    is_owner: bool
+    subagent_depth: int
+    role: str
+    sandbox_mode: str
+    sandboxed: bool
+    #: why the run is (not) sandboxed, for the trail
+    session: str
+    trigger: str
+    parent: Capture | None
+
+
+@dataclass(frozen=True, slots=True)
+class EffectiveContext:
+    """The run as the resolver sees it, after session keys have been read and trusted."""
+
+    agent: str | None
+    provider: str | None
+    model: str | None
+    channel: str | None
+    account: str | None
+    group: str | None
+    sender: Sender
+    is_owner: bool
+    session_key: str | None
+    spawned_by: str | None
+    subagent_depth: int
+    role: str
+    sandbox_mode: str
+    sandboxed: bool
+    trigger: str
+
+    @staticmethod
+    def of(facts: Facts, ctx: RunContext, sender: Sender) -> EffectiveContext:
+        return EffectiveContext(
+            facts.agent,
+            facts.provider,
+            facts.model,
+            facts.channel,
+            facts.account,
+            facts.group,
+            sender,
+            facts.is_owner,
+            ctx.session_key,
+            ctx.spawned_by,
+            facts.subagent_depth,
+            facts.role,
+            facts.sandbox_mode,
+            facts.sandboxed,
+            facts.trigger,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "agent": self.agent,
+            "provider": self.provider,
+            "model": self.model,
+            "channel": self.channel,
+            "account": self.account,
+            "group": self.group,
+            "sender": {
+                "id": self.sender.id,
+                "e164": self.sender.e164,
+                "username": self.sender.username,
+                "name": self.sender.name,
+            },
+            "owner": self.is_owner,
+            "sessionKey": self.session_key,
+            "spawnedBy": self.spawned_by,
+            "subagentDepth": self.subagent_depth,
+            "role": self.role,
+            "sandboxMode": self.sandbox_mode,
+            "sandboxed": self.sandboxed,
+            "trigger": self.trigger,
+        }
+
+
+def _ignored(field: str, given: object, says: object) -> Diagnostic:
+    return Diagnostic.make(
+        "PC384",
+        f"{field} {given!r} ignored: the session key says {says!r}",
+        fix=f"drop {field} or pass the session key of the run you mean",
+    )
+
+
+def derive(
+    policy: CompiledPolicy,
+    ctx: RunContext,
+    parse: Callable[[str], SessionInfo] = parse_session_key,
+) -> tuple[Facts, tuple[Diagnostic, ...]]:
+    """The run's facts, and a diagnostic for every caller field the session key overrode.
+
+    `parse` reads the spawning session's key (the engine passes a memoised
+    `parse_session_key`: the spawning session of a thousand subagents is one key, while a
+    run's own key is new with every subagent)."""
+    notes: list[Diagnostic] = []
+    own = parse_session_key(ctx.session_key) if ctx.session_key else None
+    spawner = parse(ctx.spawned_by) if ctx.spawned_by else None
+    # A spawning session speaks for a run only when the run's own key says it was spawned
+    # (or there is no own key to say otherwise).
+    if spawner is not None and own is not None and not own.is_subagent:
+        if (spawner.channel, spawner.group) != (own.channel, own.group):
+            notes.append(_ignored("spawnedBy", ctx.spawned_by, ctx.session_key))
+        spawner = None
+
+    agent = clean(ctx.agent)
+    keyed_agent = (own.agent if own else None) or (spawner.agent if spawner else None)
+    if keyed_agent is not None:
+        if agent is not None and agent != keyed_agent:
+            notes.append(_ignored("agent", agent, keyed_agent))
+        agent = keyed_agent
+
+    channel, account, group = clean(ctx.channel), clean(ctx.account, False), clean(ctx.group, False)
+    keyed: SessionInfo | None = spawner if spawner is not None else own
+    if keyed is not None:
+        if group is not None and group != keyed.group:
+            notes.append(
+                Diagnostic.make(
+                    "PC406",
+                    f'group "{group}" ignored: the session key says '
+                    f"{(keyed.group and repr(keyed.group)) or 'no group'}",
+                )
+            )
+        if keyed.channel is not None and channel is not None and channel != keyed.channel:
+            notes.append(
+                Diagnostic.make(
+                    "PC406", f'channel "{channel}" ignored: the session key says "{keyed.channel}"'
+                )
+            )
+        group = keyed.group
+        channel = keyed.channel or (channel if keyed.group is None else None)
+        account = keyed.account or account
+
+    # The key says whether the run is a subagent and how deep at least; a flat key
+    # (`agent:a:subagent:<uuid>` at any depth) cannot say more, so a deeper given depth
+    # stands (it only narrows), while a shallower one is ignored (it would widen).
+    depth = max(ctx.subagent_depth or 0, 0)
+    keyed_depth = own.subagent_depth if own is not None else 0
+    if depth < keyed_depth:
+        if ctx.subagent_depth is not None:
+            notes.append(_ignored("subagentDepth", ctx.subagent_depth, keyed_depth))
+        depth = keyed_depth
+    max_depth = policy.max_spawn_depth
+    role = "main" if depth == 0 else ("orchestrator" if depth < max_depth else "leaf")
+
+    agent_policy = policy.agents.get(agent) if agent else None
+    mode = (
+        agent_policy.sandbox_mode
+        if agent_policy and agent_policy.sandbox_mode
+        else policy.default_sandbox_mode
+    )
+    session = _session_kind(policy, agent, ctx.session_key, group)
+    sandboxed = mode == "all" or (mode == "non-main" and session != "main session")
+    provider = policy.catalog.canonical_provider(clean(ctx.provider) or "") or None
+    facts = Facts(
+        agent,
+        provider,
+        clean(ctx.model),
+        channel,
+        account,
+        group,
+        ctx.is_owner,
+        depth,
+        role,
+        mode,
+        sandboxed,
+        session,
+        ctx.trigger,
+        ctx.parent,
+    )
+    return facts, tuple(notes)
+
+
+def _session_kind(
+    policy: CompiledPolicy, agent: str | None, key: str | None, group: str | None
+) -> str:
+    """ "main session", "non-main session", or "group session" (semantics 7.6).
+
+    Without a session key, a run that names a channel group is a group session (groups have
+    their own keys, never the main one); a run with neither is the main session."""
+    if key is None:
+        return "group session" if group is not None else "main session"
+    main = "global" if policy.session_scope == "global" else policy.main_key
+    text = fold(key)
+    if text == "main" or text == main:
+        return "main session"
+    if agent and text.startswith("agent:"):
+        prefix = f"agent:{agent}:"
+        if text.startswith(prefix) and text[len(prefix) :] in ("main", main):
+            return "main session"
+    return "non-main session"
+
+
+def effective_context(policy: CompiledPolicy, ctx: RunContext, sender: Sender) -> EffectiveContext:
+    facts, _ = derive(policy, ctx)
+    return EffectiveContext.of(facts, ctx, sender)
+
+
+__all__ = ["NO_SENDER", "EffectiveContext", "Facts", "derive", "effective_context"]

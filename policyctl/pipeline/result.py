@@ -1,0 +1,384 @@
+"""Result: the answer for one run (`Resolution`), and the audit trail behind it, built lazily.
+
+The engine caches an `Answer` (the run's layer plans and per-layer bitmasks); every resolve
+wraps it in a fresh `Resolution`. Which tools are allowed is one lookup away; the audit trail
+(which entry removed which tool, where it is written) is worked out the first time someone
+reads `removed` or `layers`, by `match.decide`, the single-tool form of the rule whose bitmask
+form computed the answer. `explain` renders this value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..catalog import Catalog
+from ..compiled import CompiledPolicy, LayerPolicy
+from ..context import Capture, RunContext, Sender
+from ..contextcheck import unknown_context_values
+from ..diagnostics import Diagnostic, Source
+from ..entries import Hit
+from ..inventory import Inventory, Tool
+from .context import EffectiveContext
+from .layers import Layer, LayerPlan, spec
+from .match import InventoryIndex, RuleKind, decide, iter_bits
+from .select import Shape
+from .warnings import unknown_entry_warnings
+
+
+@dataclass(frozen=True, slots=True)
+class RemovedTool:
+    tool: str
+    stage: int
+    label: str
+    kind: RuleKind
+    entry: str | None
+    expanded_from: str | None
+    source: Source | None
+    scope: str
+    written_as: str | None = None
+    origin: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tool": self.tool,
+            "stage": self.stage,
+            "label": self.label,
+            "kind": self.kind,
+            "entry": self.entry,
+            "expandedFrom": self.expanded_from,
+            "source": (
+                {"file": self.source.file, "line": self.source.line, "column": self.source.column}
+                if self.source
+                else None
+            ),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LayerTrace:
+    stage: int
+    name: str
+    label: str
+    applied: bool
+    skip_reason: str | None
+    removed: tuple[str, ...]
+    scope: str | None
+    restrictive: bool
+    #: which of several candidate rules applied and which were skipped, and why
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "stage": self.stage,
+            "label": self.label,
+            "applied": self.applied,
+            "skipReason": self.skip_reason,
+            "removed": list(self.removed),
+        }
+        if self.detail is not None:
+            out["detail"] = self.detail
+        return out
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Answer:
+    """What the engine computed for one context over one inventory; cached, shared, frozen."""
+
+    #: the catalog, not the policy: nothing a resolver caches keeps its policy alive
+    catalog: Catalog
+    index: InventoryIndex
+    ctx: RunContext
+    shape: Shape
+    sender: Sender
+    plans: tuple[LayerPlan, ...]
+    verdicts: tuple[tuple[int, int], ...]
+    #: the construction masks: owner-only, optional plugin tools not named, provider-gated
+    construction: tuple[int, int, int]
+    alive: int
+    #: the allowed tool names, in inventory order
+    allowed: tuple[str, ...]
+    notes: tuple[Diagnostic, ...]
+    #: the labels of the allow lists that left no tools (empty while tools remain)
+    emptied: tuple[str, ...]
+
+
+class Resolution:
+    """The tools one run may use (`allowed`) and why each other tool is gone (`removed`,
+    `layers`), with the run's `context` and `warnings`. Immutable; the trail is computed on
+    first use and kept by this object (not by the engine's cache)."""
+
+    __slots__ = ("_a", "_context", "_policy", "_trail", "_warnings")
+
+    def __init__(self, answer: Answer, policy: CompiledPolicy) -> None:
+        self._a = answer
+        #: held by this result (never by the engine's cache): its warnings read the policy
+        self._policy = policy
+        self._context: EffectiveContext | None = None
+        self._trail: (
+            tuple[tuple[RemovedTool, ...], tuple[LayerTrace, ...], dict[str, RemovedTool]] | None
+        ) = None
+        self._warnings: tuple[Diagnostic, ...] | None = None
+
+    # -- the answer: cheap ------------------------------------------------------------------
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """Allowed tool names, in inventory order."""
+        return self._a.allowed
+
+    def is_allowed(self, tool: str) -> bool:
+        pos = self._a.index.position.get(tool)
+        return pos is not None and bool(self._a.alive >> pos & 1)
+
+    @property
+    def plans(self) -> tuple[LayerPlan, ...]:
+        """The eleven layer plans of this run (policy or skip reason), in order."""
+        return self._a.plans
+
+    @property
+    def inventory(self) -> Inventory:
+        return self._a.index.inventory
+
+    @property
+    def inherited_deny(self) -> tuple[str, ...]:
+        parent = self._a.ctx.parent
+        return parent.deny if parent is not None else ()
+
+    @property
+    def context(self) -> EffectiveContext:
+        if self._context is None:
+            a = self._a
+            self._context = EffectiveContext.of(a.shape.facts, a.ctx, a.sender)
+        return self._context
+
+    @property
+    def restrictive(self) -> bool:
+        """Whether some applied layer has an allow list that restricts (no `*`)."""
+        return any(p.policy is not None and p.policy.restrictive for p in self._a.plans)
+
+    # -- the trail: built on first use ------------------------------------------------------
+
+    @property
+    def removed(self) -> tuple[RemovedTool, ...]:
+        return self._build_trail()[0]
+
+    @property
+    def layers(self) -> tuple[LayerTrace, ...]:
+        return self._build_trail()[1]
+
+    def removal(self, tool: str) -> RemovedTool | None:
+        return self._build_trail()[2].get(tool)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        if self._warnings is None:
+            a = self._a
+            applied = [p for p in a.plans if p.policy is not None]
+            found = [
+                *self.inventory.conflicts,
+                *a.notes,
+                *a.shape.notes,
+                *unknown_entry_warnings(applied, self.inventory, a.catalog),
+                *unknown_context_values(self._policy, self.context),
+            ]
+            self._warnings = tuple(dict.fromkeys(found))
+        return self._warnings
+
+    def _build_trail(
+        self,
+    ) -> tuple[tuple[RemovedTool, ...], tuple[LayerTrace, ...], dict[str, RemovedTool]]:
+        if self._trail is not None:
+            return self._trail
+        a = self._a
+        cat = a.catalog
+        tools = self.inventory.tools
+        applied = [p for p in a.plans if p.policy is not None]
+        eff = self.context
+        owner, optional, provider = a.construction
+        removed: list[RemovedTool] = []
+        for pos in iter_bits(owner | optional | provider):
+            why = construction_record(tools[pos], eff, cat, applied)
+            assert why is not None
+            removed.append(why)
+        alive = a.index.full & ~(owner | optional | provider)
+        traces: list[LayerTrace] = []
+        for plan, (denied, missing) in zip(a.plans, a.verdicts, strict=True):
+            name = spec(plan.stage).name
+            lp = plan.policy
+            if lp is None:
+                traces.append(
+                    LayerTrace(
+                        int(plan.stage),
+                        name,
+                        plan.label,
+                        False,
+                        plan.skip_reason,
+                        (),
+                        None,
+                        False,
+                        plan.detail,
+                    )
+                )
+                continue
+            gone = (denied | missing) & alive
+            names: list[str] = []
+            for pos in iter_bits(gone):
+                tool = tools[pos]
+                verdict = decide(tool.name, tool.plugin_id, lp, cat)
+                assert verdict is not None, (tool, plan.stage)
+                removed.append(record(tool.name, plan, lp, verdict[0], verdict[1]))
+                names.append(tool.name)
+            alive &= ~gone
+            traces.append(
+                LayerTrace(
+                    int(plan.stage),
+                    name,
+                    plan.label,
+                    True,
+                    None,
+                    tuple(names),
+                    lp.scope,
+                    lp.restrictive,
+                    plan.detail,
+                )
+            )
+        assert alive == a.alive
+        trail = (tuple(removed), tuple(traces), {r.tool: r for r in removed})
+        self._trail = trail
+        return trail
+
+    def emptied_by(self) -> list[str]:
+        """Labels of the layers whose allow lists removed tools, when nothing is left."""
+        if self._a.alive or not self._a.index.full:
+            return []
+        kinds = {(r.stage, r.kind) for r in self.removed}
+        return [t.label for t in self.layers if t.applied and (t.stage, "allow") in kinds]
+
+    def capture(self) -> Capture:
+        """What a child run (or a cron job this run creates) inherits (semantics 7.8).
+
+        A restricted parent hands down its allowed tools. An unrestricted one does not cap its
+        child's allow list, but hands down, as deny, every tool it lost itself: so a child is
+        always a subset of its parent even when the parent was narrowed only by deny rules.
+        Either list is a list of literal names (semantics 7.10).
+        """
+        if self.restrictive:
+            return Capture(self.allowed, self.inherited_deny)
+        index = self._a.index
+        lost = index.names_of(index.full & ~self._a.alive)
+        return Capture(None, tuple(dict.fromkeys([*self.inherited_deny, *lost])))
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "context": self.context.to_json(),
+            "allowed": list(self.allowed),
+            "removed": [r.to_json() for r in self.removed],
+            "layers": [layer.to_json() for layer in self.layers],
+            "warnings": [{"code": w.code, "message": w.message} for w in self.warnings],
+        }
+
+    def __repr__(self) -> str:
+        return f"Resolution(allowed={self.allowed!r})"
+
+
+class NoCallableToolsError(Exception):
+    """Explicit allow lists left the run with no tools; the run must stop before the model."""
+
+    def __init__(self, resolution: Resolution, labels: Sequence[str]):
+        self.resolution = resolution
+        self.labels = tuple(labels)
+        super().__init__(
+            "No callable tools remain after resolving explicit tool allowlist "
+            f"({'; '.join(self.labels)}); no registered tools matched."
+        )
+
+
+def record(
+    tool: str, plan: LayerPlan, lp: LayerPolicy, kind: RuleKind, hit: Hit | None
+) -> RemovedTool:
+    if hit is None:
+        allow = lp.allow
+        return RemovedTool(
+            tool,
+            int(plan.stage),
+            plan.label,
+            kind,
+            None,
+            None,
+            allow.source if allow else None,
+            allow.key if allow else lp.scope,
+        )
+    entry = hit.entry
+    return RemovedTool(
+        tool,
+        int(plan.stage),
+        deny_label(plan.label) if kind == "deny" else plan.label,
+        kind,
+        entry.text,
+        hit.expanded_from,
+        entry.source,
+        entry.key,
+        entry.raw,
+        entry.origin,
+    )
+
+
+def deny_label(label: str) -> str:
+    """A removal by a deny list is labelled with the deny key, never the layer's allow label
+    (`tools.allow` -> `tools.deny`; `tools.profile (coding)` has no deny and stays)."""
+    return label[: -len(".allow")] + ".deny" if label.endswith(".allow") else label
+
+
+def construction_record(
+    tool: Tool, eff: EffectiveContext, cat: Catalog, applied: list[LayerPlan]
+) -> RemovedTool | None:
+    # By name, whoever provides it: a plugin tool called "gateway" is as dangerous as the core one.
+    if tool.name in cat.owner_only and not eff.is_owner:
+        return RemovedTool(
+            tool.name,
+            int(Layer.CONSTRUCTION),
+            "owner-only tools",
+            "owner-only",
+            None,
+            None,
+            None,
+            "catalog owner_only",
+        )
+    if tool.optional and tool.plugin_id is not None:
+        named = any(
+            p.policy is not None
+            and p.policy.allow is not None
+            and p.policy.allow.names_exactly(tool.name, tool.plugin_id)
+            for p in applied
+        )
+        if not named:
+            return RemovedTool(
+                tool.name,
+                int(Layer.CONSTRUCTION),
+                "optional plugin tools",
+                "optional-plugin",
+                None,
+                None,
+                None,
+                "an allow list",
+            )
+    row = cat.by_id.get(tool.name) if tool.plugin_id is None else None
+    if (
+        row is not None
+        and row.providers is not None
+        and (eff.provider is None or eff.provider not in row.providers)
+    ):
+        # With no provider in the context a provider-gated tool is removed: fail closed.
+        why = "no provider in context" if eff.provider is None else f"provider {eff.provider}"
+        return RemovedTool(
+            tool.name,
+            int(Layer.CONSTRUCTION),
+            "catalog constraints",
+            "catalog",
+            None,
+            None,
+            None,
+            f"catalog tool {tool.name} (providers: {', '.join(sorted(row.providers))}; {why})",
+        )
+    return None
