@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from .diagnostics import Diagnostic, PolicyError, Source
 from .loader import detect_format, parse_text, read_text
@@ -48,6 +48,19 @@ class ToolRow(_Strict):
     exclusive: bool = False
     providers: list[str] | None = None
     description: str | None = None
+    #: what `tool(specifier)` call rules read (see policyctl/callrules): the argument kind
+    #: and the argument that holds it; `cwd_key` is the argument naming the working directory
+    argument_kind: Literal["shell", "path", "patch", "url"] | None = None
+    argument_key: str | None = None
+    cwd_key: str | None = None
+
+    @model_validator(mode="after")
+    def _kind_needs_key(self) -> ToolRow:
+        if (self.argument_kind is None) != (self.argument_key is None):
+            raise ValueError("argument_kind and argument_key go together: give both or neither")
+        if self.cwd_key is not None and self.argument_kind is None:
+            raise ValueError("cwd_key needs argument_kind")
+        return self
 
 
 class GrantRow(_Strict):
@@ -88,6 +101,9 @@ class CatalogFile(_Strict):
     provider_aliases: dict[str, str] = {}
     sandbox: SandboxRow | None = None
     subagents: SubagentRow | None = None
+    #: the tools a shell line's redirections are decided as (`echo x > f` writes f)
+    call_read_tool: str | None = None
+    call_write_tool: str | None = None
 
 
 # -- the compiled catalog --------------------------------------------------------------------
@@ -104,6 +120,9 @@ class CatalogTool:
     exclusive: bool
     providers: frozenset[str] | None
     description: str | None
+    argument_kind: str | None = None
+    argument_key: str | None = None
+    cwd_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +158,8 @@ class Catalog:
     by_id: Mapping[str, CatalogTool]
     #: the catalog files this was derived from (base first), as data: bundles carry them
     definition: tuple[Mapping[str, Any], ...] = ()
+    call_read_tool: str | None = None
+    call_write_tool: str | None = None
 
     def canonical_provider(self, provider: str) -> str:
         key = provider.strip().lower()
@@ -164,6 +185,8 @@ def _derive(files: list[CatalogFile]) -> Catalog:
     memory: list[str] = ["read", "write"]
     sandbox = SandboxRow()
     subagents = SubagentRow()
+    call_read: str | None = None
+    call_write: str | None = None
     for f in files:
         for row in f.tools:
             tools[row.id.strip().lower()] = row
@@ -180,6 +203,8 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         memory = list(f.memory_flush_tools)
         sandbox = f.sandbox or sandbox
         subagents = f.subagents or subagents
+        call_read = f.call_read_tool or call_read
+        call_write = f.call_write_tool or call_write
     last = files[-1]
 
     def norm(name: str) -> str:
@@ -197,6 +222,9 @@ def _derive(files: list[CatalogFile]) -> Catalog:
             r.exclusive,
             frozenset(p.lower() for p in r.providers) if r.providers else None,
             r.description,
+            r.argument_kind,
+            r.argument_key,
+            r.cwd_key,
         )
         for tid, r in tools.items()
     )
@@ -244,6 +272,8 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         tool_ids=frozenset(tools),
         by_id={t.id: t for t in rows},
         definition=definition,
+        call_read_tool=norm(call_read) if call_read else None,
+        call_write_tool=norm(call_write) if call_write else None,
     )
 
 

@@ -246,6 +246,54 @@ CODES: dict[str, CodeInfo] = _codes(
         "Explicit allow lists leave the run with no tools at all; the run stops before the "
         "model is asked.",
     ),
+    # -- call rules (policyctl/callrules; the specifier parsers report these) --------------
+    (
+        "PC350",
+        E,
+        "call-rule specifier does not parse",
+        "An entry `tool(specifier)` is malformed: a missing `)`, an unterminated quote, an empty "
+        "specifier. The location points at the offending character inside the entry.",
+    ),
+    (
+        "PC351",
+        E,
+        "shell specifier is not one simple command",
+        "A shell-command specifier (`exec(git *)`) matches the words of one simple command. "
+        "Unquoted operators (`;`, `|`, `&`, `<`, `>`, parentheses) and expansions (`$`, "
+        "backticks) cannot be matched; write one entry per command, or quote the character.",
+    ),
+    (
+        "PC352",
+        E,
+        "path pattern is not usable",
+        "A path specifier is a gitignore pattern: `.env` at any depth, `./src/**` in the "
+        "workspace, `~/x` in the home, `/x` absolute. Negation (`!`), `~user`, and `.` or `..` "
+        "components (call paths are normalised, so these never match) are errors.",
+    ),
+    (
+        "PC353",
+        E,
+        "URL or domain specifier is not usable",
+        "URL tools take `domain:example.com`, `domain:*.example.com` (subdomains only), "
+        "`ip:10.0.0.0/8`, or a URL glob `https://host/path/*`. A `*` elsewhere in a host "
+        "(`example.*`) would match any owner's domain and is refused; IP addresses are written "
+        "with `ip:`.",
+    ),
+    (
+        "PC354",
+        E,
+        "argument specifier is not usable",
+        "`name(key=glob, ...)` lists argument keys (dotted for nested objects) and `*` globs. "
+        "Tools without an argument kind in the catalog (plugin and MCP tools) take only this "
+        "form.",
+    ),
+    (
+        "PC355",
+        E,
+        "argument specifier on the argument the tool's kind reads",
+        "`exec(command=git *)` would compare the raw command text, so `git x; rm -rf /` would "
+        "match. Use the kind's own form (`exec(git *)`), which decides every command of the line.",
+    ),
     (
         "PC311",
         E,

@@ -67,4 +67,7 @@ def test_every_validate_code_has_a_broken_policy() -> None:
         "PC383",
         "PC384",
     }  # a failed reload; a runtime inventory; caller fields
-    assert set(CODES) - runtime_only == covered
+    # call-rule specifier codes: the core parsers report them (tests/callrules); policy files
+    # cannot carry call rules until they are enforced
+    callrules_core = {f"PC{n}" for n in range(350, 370)}
+    assert set(CODES) - runtime_only - callrules_core == covered

@@ -55,8 +55,21 @@ def parse_arguments(raw: Any) -> Any:
         raise ArgumentError([f"arguments are not usable JSON: {exc}"]) from None
 
 
-def coerce_arguments(raw: Any, schema: dict[str, Any], *, unwrap: bool = True) -> dict[str, Any]:
+# a tool's precompiled fast path (`compiled_args.py`): the cast arguments, or None when only the
+# general cast and check below can decide
+Acceptor = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
+def coerce_arguments(
+    raw: Any, schema: dict[str, Any], *, unwrap: bool = True, accept: Acceptor | None = None
+) -> dict[str, Any]:
+    """`raw` parsed, cast and checked against `schema` (ArgumentError with every problem).
+    `accept`, the acceptor compiled from this same schema, may short-cut a call it accepts."""
     value = parse_arguments(raw)
+    if accept is not None and type(value) is dict:
+        accepted = accept(value)
+        if accepted is not None:
+            return accepted
     if not isinstance(value, dict):
         kind = "null" if value is None else type(value).__name__
         raise ArgumentError([f"arguments must be a JSON object, got {kind}"])

@@ -177,8 +177,8 @@ class CallGate:
         ctx = self.resolution.context
         return ToolCallEvent(name, params, ctx.session_key, ctx.agent, ctx.trigger, meta)
 
-    async def _done(self, event: ToolCallEvent, outcome: Outcome) -> Outcome:
-        if self.observers:
+    async def _done(self, event: ToolCallEvent | None, outcome: Outcome) -> Outcome:
+        if self.observers and event is not None:
             await notify_observers(self.observers, event, outcome, timeout=self.hook_timeout)
         return outcome
 
@@ -221,12 +221,14 @@ class CallGate:
         params = prepared.arguments
         verdict = self.loop.observe(name, params)
         warnings: list[str] = []
-        event = self._event(name, params, meta)
+        # the event is what hooks and observers read: not built for a gate that has neither
+        event = self._event(name, params, meta) if self.hooks or self.observers else None
         if verdict.level == "critical":
             return await self._done(event, self._loop_veto(name, verdict))
         if verdict.level == "warning":
             warnings.append(verdict.message)
         if self.hooks:
+            event = event or self._event(name, params, meta)
             hooked = await run_hooks(self.hooks, event, timeout=self.hook_timeout)
             warnings.extend(hooked.notes)
             if hooked.blocked is not None:
@@ -236,7 +238,9 @@ class CallGate:
             if hooked.params != params:
                 # a hook's rewrite is held to the same schema as the model's own arguments
                 try:
-                    params = coerce_arguments(hooked.params, prepared.tool.parameters)
+                    params = coerce_arguments(
+                        hooked.params, prepared.tool.checked_schema, accept=prepared.tool.accept
+                    )
                 except ArgumentError as exc:
                     log.warning("a hook rewrote the parameters of tool %s: %s", name, exc)
                     reason = f"a hook rewrote the parameters into ones {name} does not take: {exc}"
@@ -299,13 +303,13 @@ class CallGate:
             )
         verdict = self.loop.observe(name, {}, known=False)
         provenance = error.provenance()
-        ctx = self.resolution.context
-        log.info(
-            "tool %s refused (session %s): %s",
-            name,
-            ctx.session_key,
-            json.dumps(provenance, default=str),
-        )
+        if log.isEnabledFor(logging.INFO):  # the JSON is only encoded for a log that keeps it
+            log.info(
+                "tool %s refused (session %s): %s",
+                name,
+                self.resolution.context.session_key,
+                json.dumps(provenance, default=str),
+            )
         if verdict.level == "critical":
             return await self._done(event, self._loop_veto(name, verdict))
         shown = error.to_result(self.refusal_detail)

@@ -14,11 +14,38 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 log = logging.getLogger("policyctl.runtime")
+
+_IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # exact types: a copy is the value
+
+
+def own_copy(value: dict[str, Any]) -> dict[str, Any]:
+    """A copy nothing done to it can leak from: a new dict when every value is an immutable
+    scalar (what deepcopy would give, without its cost), else a deep copy."""
+    if all(type(v) in _IMMUTABLE for v in value.values()):
+        return dict(value)
+    return copy.deepcopy(value)
+
+
+if sys.version_info >= (3, 11):
+
+    async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
+        """`asyncio.wait_for` as Python 3.12 runs it: in the caller's task, no task per call."""
+        async with asyncio.timeout(timeout):
+            return await awaitable
+
+else:  # pragma: no cover - Python 3.10
+
+    async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
+        return await asyncio.wait_for(awaitable, timeout)
+
+
+T = TypeVar("T")
 
 HOOK_FAILED = "Tool call blocked because before_tool_call hook failed"
 HOOK_TIMEOUT = 10.0  # seconds a hook or an observer may take
@@ -77,14 +104,14 @@ async def run_hooks(
     for hook in hooks:
         own = ToolCallEvent(
             event.tool,
-            copy.deepcopy(params),
+            own_copy(params),
             event.session_key,
             event.agent,
             event.trigger,
-            copy.deepcopy(event.meta),
+            own_copy(event.meta),
         )
         try:
-            result = await asyncio.wait_for(hook(own), timeout)
+            result = await bounded(hook(own), timeout)
         except Exception as exc:  # a failing or hung hook must never let a call through
             why = f"no answer within {timeout} s" if isinstance(exc, asyncio.TimeoutError) else ""
             log.warning(
@@ -131,7 +158,7 @@ async def ask_approver(
     if approver is None:
         return False
     try:
-        answer = await asyncio.wait_for(approver(event, reason), timeout)
+        answer = await bounded(approver(event, reason), timeout)
     except Exception as exc:
         why = f"no answer within {timeout} s" if isinstance(exc, asyncio.TimeoutError) else ""
         log.warning(
@@ -150,7 +177,7 @@ async def notify_observers(
     """Observers see a copy of the outcome; what they return or raise changes nothing."""
     for observer in observers:
         try:
-            await asyncio.wait_for(observer(copy.deepcopy(event), copy.deepcopy(outcome)), timeout)
+            await bounded(observer(copy.deepcopy(event), copy.deepcopy(outcome)), timeout)
         except Exception as exc:
             log.warning(
                 "after_tool_call observer %s failed for tool %s: %s",

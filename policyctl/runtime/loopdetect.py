@@ -67,11 +67,15 @@ class LoopVerdict:
 
 
 OK = LoopVerdict("ok")
+_NULL_DIGEST = hash(json.dumps(None))
 
 
 def params_hash(params: dict[str, Any]) -> int | str:
     """A stable identity of the parameters, independent of key order."""
-    if all(isinstance(v, _SCALARS) for v in params.values()):
+    for value in params.values():  # a loop, not all(...): this runs on every call
+        if not isinstance(value, _SCALARS):
+            break
+    else:
         return hash(tuple(sorted(params.items())))
     text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
@@ -135,7 +139,9 @@ class LoopDetector:
     def record_result(self, tool: str, params: dict[str, Any], result: Any) -> None:
         """Note a call's outcome: the same result again for the same call is no progress."""
         identity = (tool, params_hash(params))
-        if isinstance(result, str):
+        if result is None:  # what most tools return: the digest below, without encoding it
+            digest = _NULL_DIGEST
+        elif isinstance(result, str):
             digest = hash(result)
         else:
             digest = hash(json.dumps(result, sort_keys=True, default=str))

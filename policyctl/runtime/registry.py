@@ -23,6 +23,7 @@ _ALNUM = re.compile(r"[^a-z0-9]")
 
 RefusalDetail = Literal["full", "layer", "minimal"]
 REFUSAL_DETAILS: tuple[RefusalDetail, ...] = ("full", "layer", "minimal")
+MAX_MISSES = 256  # refusals kept per registry (a name is at most 256 characters)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,9 @@ class ToolRegistry:
         self._version = 0
         self._inventory: Inventory | None = None
         self._definitions: dict[tuple[int, int, str], tuple[Resolution, list[dict[str, Any]]]] = {}
+        # refusals of a name a run does not have, per (version, resolution, name): a model that
+        # repeats a refused call must not pay the policy's explanation each time
+        self._misses: dict[tuple[int, int, str], tuple[Resolution, CallError]] = {}
         for t in tools or ():
             self.register(t)
 
@@ -117,6 +121,7 @@ class ToolRegistry:
         self._version += 1
         self._inventory = None
         self._definitions.clear()
+        self._misses.clear()
 
     def get(self, name: str) -> RuntimeTool | None:
         return self._tools.get(name)
@@ -151,6 +156,7 @@ class ToolRegistry:
         defs = [t.to_schema(fmt) for t in self.exposed(resolution)]
         if len(self._definitions) > 256:
             self._definitions.clear()
+        self._misses.clear()
         self._definitions[key] = (resolution, defs)
         return defs
 
@@ -163,11 +169,24 @@ class ToolRegistry:
         if tool is None or not resolution.is_allowed(name):
             return self._miss(name, resolution)
         try:
-            return PreparedCall(tool, coerce_arguments(raw_arguments, tool.parameters))
+            return PreparedCall(
+                tool, coerce_arguments(raw_arguments, tool.checked_schema, accept=tool.accept)
+            )
         except ArgumentError as exc:
             return CallError(name, f"invalid arguments for {name}: {exc}", kind="arguments")
 
     def _miss(self, name: str, resolution: Resolution) -> CallError:
+        key = (self._version, id(resolution), name)
+        cached = self._misses.get(key)
+        if cached is not None and cached[0] is resolution:
+            return cached[1]
+        error = self._explain_miss(name, resolution)
+        if len(self._misses) >= MAX_MISSES:  # names are the model's: bounded, whatever it sends
+            self._misses.clear()
+        self._misses[key] = (resolution, error)
+        return error
+
+    def _explain_miss(self, name: str, resolution: Resolution) -> CallError:
         available = [t.name for t in self.exposed(resolution)]
         decision = decide_tool(resolution, name)
         if decision.removal is not None:

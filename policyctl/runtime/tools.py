@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
+from .arguments import Acceptor
+from .compiled_args import compile_acceptor
 from .schema import check_tool_schema, schema_for_annotation
 
 Execute = Callable[..., Awaitable[Any]]
@@ -19,8 +21,11 @@ class RuntimeTool:
 
     `read_only` tools that are not `exclusive` are concurrency-safe: consecutive calls of such
     tools run together. `plugin_id` is None for core tools; MCP tools use `bundle-mcp`.
-    `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`):
-    changing the dict given here, or one `to_schema` returned, never changes validation.
+    `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`); the
+    tool validates with, and advertises, that checked copy (`checked_schema`), so changing the
+    dict given here, `tool.parameters` afterwards, or one `to_schema` returned never changes
+    what is accepted or what the model is told. `accept` is the fast path compiled from the same
+    copy (`compiled_args.py`), passed to `coerce_arguments`.
     """
 
     name: str
@@ -32,9 +37,14 @@ class RuntimeTool:
     plugin_id: str | None = None
     optional: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    accept: Acceptor | None = field(init=False, repr=False, compare=False)
+    checked_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "parameters", check_tool_schema(self.name, self.parameters))
+        checked = check_tool_schema(self.name, self.parameters)
+        object.__setattr__(self, "checked_schema", checked)
+        object.__setattr__(self, "parameters", copy.deepcopy(checked))  # for reading only
+        object.__setattr__(self, "accept", compile_acceptor(checked))
 
     @property
     def concurrency_safe(self) -> bool:
@@ -46,14 +56,14 @@ class RuntimeTool:
             return {
                 "name": self.name,
                 "description": self.description,
-                "input_schema": copy.deepcopy(self.parameters),
+                "input_schema": copy.deepcopy(self.checked_schema),
             }
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": copy.deepcopy(self.parameters),
+                "parameters": copy.deepcopy(self.checked_schema),
             },
         }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sys
 import time
 from typing import Any
 
@@ -246,3 +247,60 @@ def test_loop_iteration_budget() -> None:
     )
     result = asyncio.run(run_loop(provider, gate_for([make(calls)]), [], max_iterations=3))
     assert result.stopped == "budget" and result.iterations == 3 and len(calls) == 3
+
+
+def test_a_hook_changing_nested_values_in_place_changes_nothing_that_runs() -> None:
+    async def meddle(event: ToolCallEvent) -> None:
+        event.params["tags"].append("injected")  # nested: only a deep copy keeps it out
+        event.params["path"] = "elsewhere"
+        event.meta["who"] = "hook"
+
+    seen: list[dict[str, Any]] = []
+
+    async def watch(event: ToolCallEvent, outcome: Any) -> None:
+        seen.append(event.meta)
+
+    calls: list[Any] = []
+    gate = gate_for([make(calls)], hooks=[meddle, meddle], observers=[watch])
+    out = asyncio.run(gate.call("read_file", {"path": "a", "tags": ["x"]}, event_meta={"m": 1}))
+    assert out.ok
+    assert calls == [("read_file", {"path": "a", "tags": ["x"]})]
+    assert seen == [{"m": 1}]
+
+
+def test_a_hook_past_its_timeout_blocks_and_a_quick_one_runs_in_the_callers_task() -> None:
+    tasks: list[Any] = []
+
+    async def quick(event: ToolCallEvent) -> None:
+        tasks.append(asyncio.current_task())
+
+    async def slow(event: ToolCallEvent) -> None:
+        await asyncio.sleep(5)
+
+    async def main(gate: CallGate) -> Any:
+        return asyncio.current_task(), await gate.call("read_file", {"path": "a"})
+
+    calls: list[Any] = []
+    caller, out = asyncio.run(main(gate_for([make(calls)], hooks=[quick, slow], hook_timeout=0.05)))
+    if sys.version_info >= (3, 11):  # 3.10 has no asyncio.timeout: wait_for's own task
+        assert tasks == [caller]  # no task (and no event-loop turn) per hook
+    assert out.veto is not None and out.veto.kind == "hook" and calls == []
+
+
+def test_a_refusal_is_logged_with_its_provenance_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    gate = gate_for([make([])], "catalog: nanobot\ntools:\n  deny: [read_file]\n")
+    with caplog.at_level(logging.INFO, logger="policyctl.runtime"):
+        out = asyncio.run(gate.call("read_file", {"path": "a"}))
+    assert out.veto is not None and out.veto.kind == "policy"
+    assert "tool read_file refused" in caplog.text and '"removedBy"' in caplog.text
+
+
+def test_a_repeated_refusal_follows_a_registry_change() -> None:
+    calls: list[Any] = []
+    gate = gate_for([make(calls), make(calls, name="web_search")])
+    first = asyncio.run(gate.call("no_such_tool", {}))
+    assert first.veto is not None and "web_search" in first.veto.reason
+    assert asyncio.run(gate.call("no_such_tool", {})).veto == first.veto  # the same answer again
+    gate.registry.unregister("web_search")
+    after = asyncio.run(gate.call("no_such_tool", {}))
+    assert after.veto is not None and "web_search" not in after.veto.reason

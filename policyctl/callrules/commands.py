@@ -1,0 +1,376 @@
+"""One simple command's words -> the commands that are decided (contract section 5).
+
+Words arrive after quote removal; `None` is a word whose value is unknown (an expansion, an
+unquoted glob). Here:
+
+- the wrappers `timeout`, `nice`, `nohup`, `env`, `command`, `time` are stripped with their
+  own options (`wrappers.py`);
+- `sh`/`bash`/`zsh`/`dash` (and `ksh`, `ash`) with `-c` and a literal script are transparent:
+  the script is analysed recursively; a shell without `-c` runs a script the rules cannot see;
+- `xargs CMD` and `find ... -exec CMD ;` are decided themselves and so are their payloads;
+  `exec`, `builtin`, `coproc`, `busybox` and `toybox` likewise;
+- `sudo` and `doas` payloads, `su -c` scripts and the possible payloads of programs that run
+  a command (`setsid`, `ssh`, `nsenter`, ... in RUNNERS) are screened: checked against deny
+  and ask rules only (policyctl's choice, fail closed: a deny of `rm *` also meets
+  `sudo rm -rf /`, while `exec(sudo apt update)` alone allows `sudo apt update`);
+- `eval`, `source`, `.`, `trap CMD`, `alias x=...` cannot be analysed;
+- the file arguments of `tee` are writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+from .wrappers import Words, basename, is_assignment, skip_options, strip_wrappers
+
+
+class Command(NamedTuple):
+    """A simple command to decide: its words (unknown ones are `None`), open tail for xargs."""
+
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
+
+    words: Words
+    text: str
+    open_tail: bool = False
+    #: a payload only screened against deny and ask rules (`sudo CMD`, `setsid CMD`): it can
+    #: make the call stricter, and an allow rule for the outer command is enough to allow it
+    screen: bool = False
+
+
+class Access(NamedTuple):
+    """A file the line reads or writes through a redirection or `tee` (`path` None: unknown)."""
+
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
+
+    mode: Literal["read", "write"]
+    path: str | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A part of the line that cannot be analysed, and why."""
+
+    reason: str
+    text: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", clip(self.text, 80))
+
+
+@dataclass(frozen=True, slots=True)
+class DirectoryChange:
+    """`cd`, `pushd`, `popd`, `env -C`: relative redirection targets can no longer be placed."""
+
+    text: str
+
+
+Item = Command | Access | Problem | DirectoryChange
+#: analyse a literal script one level deeper (the shell stage passes itself)
+Recurse = Callable[[str, int], list[Item]]
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
+UNANALYSABLE = {
+    "eval": "eval runs a string as a command",
+    "source": "source runs a file the rules cannot see",
+    ".": ". runs a file the rules cannot see",
+}
+CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
+#: bash's reserved words: never the name of a simple command bash runs
+RESERVED = frozenset(
+    {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case"}
+    | {"esac", "select", "function", "in", "[[", "]]", "}"}
+)
+
+
+CLIP = 200
+
+
+def clip(text: str, limit: int = CLIP) -> str:
+    """Provenance text stays readable: a 10,000-character line is shown by its start."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def render(words: Sequence[str | None]) -> str:
+    if None not in words:
+        return clip(" ".join(words))  # type: ignore[arg-type]
+    return clip(" ".join("<?>" if w is None else w for w in words))
+
+
+# -- option tables of the payload carriers --------------------------------------------------
+
+_SUDO = (
+    set("AbEHiKklnPSsVvBN"),
+    set("ugCDhprtUTR"),
+)
+_XARGS_VALUE = set("adEILnPs")
+_XARGS_FLAGS = set("0oprtx")
+
+
+def expand(
+    words: Words, text: str, depth: int, recurse: Recurse, screening: bool = False
+) -> list[Item]:
+    """Every command, access and problem one simple command contributes."""
+    text = text or render(words)
+    items: list[Item] = []
+    if words == ("}",):
+        return items  # see _strip_wrappers: the end of `time { ...; }`
+    words, problem, chdir = strip_wrappers(words)
+    if chdir:
+        items.append(DirectoryChange(text))
+    if problem:
+        items.append(Problem(problem, text))
+        return items
+    if not words:
+        return items
+    first = words[0]
+    if first is None:
+        items.append(Problem("the command word is an expansion", text))
+        return items
+    if first in RESERVED:
+        # the grammar misreads compound commands after `time` and `coproc` (`time if a; then
+        # b; fi`) as simple commands named `if`: their parts cannot be trusted
+        items.append(Problem(f"a compound command ({first}) the parser misread", text))
+        return items
+    name = basename(first)
+    if name in UNANALYSABLE:
+        items.append(Problem(UNANALYSABLE[name], text))
+        return items
+    if name in SHELLS:
+        items.extend(_shell(words, text, depth, recurse))
+        return items
+    items.append(Command(words, render(words)))
+    if name in CHANGES_DIRECTORY:
+        items.append(DirectoryChange(text))
+    if name == "trap" and len(words) > 2:
+        items.append(Problem("trap runs a string as a command", text))
+    elif name == "alias" and any(w is None or "=" in w for w in words[1:]):
+        items.append(Problem("alias defines a command from a string", text))
+    elif name == "coproc":
+        if any(w in ("{", "}", "(", ")") for w in words[1:]):
+            items.append(Problem("coproc with a compound command", text))
+        else:
+            items.extend(_payload(words[1:], text, depth, recurse, tail=False))
+    elif name in ("busybox", "toybox"):
+        items.extend(_payload(words[1:], text, depth, recurse, tail=False))
+    elif name == "xargs":
+        items.extend(_xargs(words, text, depth, recurse))
+    elif name == "find":
+        items.extend(_find(words, text, depth, recurse))
+    elif name in ("sudo", "doas", "exec", "builtin"):
+        items.extend(_carrier(name, words, text, depth, recurse))
+    elif name in ("su", "runuser"):
+        items.extend(_su(words, text, depth, recurse))
+    elif name in RUNNERS and not screening:
+        items.extend(_runner(words, text, depth, recurse))
+    elif name == "tee":
+        items.extend(_tee(words))
+    return items
+
+
+def _shell(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    i, has_c = 1, False
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return [Problem("a shell option that is an expansion", text)]
+        if w == "--" or w == "-":
+            i += 1
+            break
+        if w in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            i += 2
+            continue
+        if w.startswith("--"):
+            i += 1
+            continue
+        if w[:1] in "-+" and len(w) > 1:
+            has_c = has_c or (w[0] == "-" and "c" in w[1:])
+            i += 1
+            continue
+        break
+    if not has_c:
+        return [Problem(f"{words[0]} runs a script from its input or a file", text)]
+    if i >= len(words):
+        return [Problem(f"{words[0]} -c without a script", text)]
+    script = words[i]
+    if script is None:
+        return [Problem(f"{words[0]} -c with a script that is not literal", text)]
+    return recurse(script, depth + 1)
+
+
+def _payload(words: Words, text: str, depth: int, recurse: Recurse, tail: bool) -> list[Item]:
+    if not words:
+        return []
+    items = expand(words, text, depth, recurse)
+    if tail:
+        items = [
+            Command(i.words, i.text + " ...", True) if isinstance(i, Command) else i for i in items
+        ]
+    return items
+
+
+def _xargs(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    i = 1
+    while i < len(words):
+        w = words[i]
+        if w is None:
+            return [Problem("xargs: an option that is an expansion", text)]
+        if w == "--":
+            i += 1
+            break
+        if not w.startswith("-") or w == "-":
+            break
+        if w.startswith("--"):
+            i += 1  # long options: values are attached with `=`
+            continue
+        letters = w[1:]
+        if letters[0] in _XARGS_VALUE:
+            i += 1 if len(letters) > 1 else 2
+        elif letters[0] in "eil" or all(c in _XARGS_FLAGS for c in letters):
+            i += 1
+        else:
+            return [Problem(f"xargs: option {w} is not known to policyctl", text)]
+    payload = words[i:] or ("echo",)
+    return _payload(payload, text, depth, recurse, tail=True)
+
+
+def _find(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    items: list[Item] = []
+    i = 1
+    while i < len(words):
+        if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(words) and words[j] not in (";", "+"):
+                j += 1
+            if j >= len(words):
+                return [Problem("find -exec without a closing ; or +", text)]
+            payload = tuple(None if w is not None and "{}" in w else w for w in words[i + 1 : j])
+            if not payload:
+                return [Problem("find -exec without a command", text)]
+            items.extend(_payload(payload, text, depth, recurse, tail=False))
+            i = j
+        i += 1
+    return items
+
+
+def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    i = 1
+    if name == "sudo":
+        while i < len(words):
+            w = words[i]
+            if w is None:
+                return [Problem("sudo: an option that is an expansion", text)]
+            if w == "--":
+                i += 1
+                break
+            if w.startswith("--"):
+                i += 1
+                continue
+            if not w.startswith("-") or len(w) < 2:
+                break
+            if w[1] in _SUDO[1]:
+                i += 1 if len(w) > 2 else 2
+            elif all(c in _SUDO[0] for c in w[1:]):
+                i += 1
+            else:
+                return [Problem(f"sudo: option {w} is not known to policyctl", text)]
+        while i < len(words) and is_assignment(words[i]):
+            i += 1
+    elif name == "doas":
+        opts = skip_options(words, 1, {"-n", "-s", "-L"}, {"-u", "-C"}, name)
+        if opts.problem:
+            return [Problem(opts.problem, text)]
+        i = opts.rest
+    elif name == "exec":
+        opts = skip_options(words, 1, {"-c", "-l", "-cl", "-lc"}, {"-a"}, name)
+        if opts.problem:
+            return [Problem(opts.problem, text)]
+        i = opts.rest
+    shell_flags = ("-s", "-i", "--shell", "--login")
+    if name in ("sudo", "doas") and i >= len(words) and any(w in shell_flags for w in words):
+        return [Problem(f"{name} starts a shell that reads its input", text)]
+    payload = _payload(words[i:], text, depth, recurse, tail=False)
+    return _screened(payload) if name in ("sudo", "doas") else payload
+
+
+def _screened(items: list[Item]) -> list[Item]:
+    return [i._replace(screen=True) if isinstance(i, Command) else i for i in items]
+
+
+#: programs that run a command given after their own options; policyctl does not know their
+#: options, so every later word that could be a command word starts a screened payload
+RUNNERS = frozenset(
+    {
+        "setsid",
+        "stdbuf",
+        "ionice",
+        "chrt",
+        "taskset",
+        "chroot",
+        "unshare",
+        "nsenter",
+        "flock",
+        "watch",
+        "strace",
+        "ltrace",
+        "systemd-run",
+        "script",
+        "ssh",
+        "parallel",
+        "pkexec",
+        "xvfb-run",
+        "firejail",
+        "bwrap",
+        "proxychains",
+        "proxychains4",
+        "torsocks",
+        "dbus-run-session",
+        "valgrind",
+        "catchsegv",
+        "caffeinate",
+        "unbuffer",
+    }
+)
+MAX_SCREENED = 64
+
+
+def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    items: list[Item] = []
+    starts = [k for k, w in enumerate(words) if k and w is not None and w[:1] not in "-+"]
+    for k in starts[:MAX_SCREENED]:
+        first = words[k]
+        if first is not None and basename(first) in RUNNERS:
+            continue  # its own suffixes are among these already
+        items.extend(_screened(expand(words[k:], text, depth, recurse, screening=True)))
+    return items
+
+
+def _su(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    """`su -c SCRIPT`, `runuser -c SCRIPT`: the script is screened; without -c a shell reads
+    its input."""
+    for i, w in enumerate(words[1:], 1):
+        if w in ("-c", "--command") or (w or "").startswith("--command="):
+            script = (w or "")[len("--command=") :] if "=" in (w or "") else None
+            if script is None:
+                script = words[i + 1] if i + 1 < len(words) else None
+            if script is None:
+                return [Problem(f"{words[0]} -c with a script that is not literal", text)]
+            return _screened(recurse(script, depth + 1))
+    if "--" in words[:-1]:  # runuser -u bob -- CMD: the command itself
+        start = words.index("--") + 1
+        return _screened(expand(words[start:], text, depth, recurse))
+    return [Problem(f"{words[0]} starts a shell that reads its input", text)]
+
+
+def _tee(words: Words) -> list[Item]:
+    items: list[Item] = []
+    options_done = False
+    for w in words[1:]:
+        if not options_done and w is not None and w.startswith("-") and w != "-":
+            if w == "--":
+                options_done = True
+            continue
+        items.append(Access("write", w, f"tee {'<?>' if w is None else w}"))
+    return items

@@ -1,0 +1,254 @@
+"""The data of call rules: effects, argument kinds, compiled rules, rule sets and decisions.
+
+Everything here is frozen and built once: the engine can later hold one `LayerCallRules` per
+layer inside the immutable compiled policy and share it across threads. A decision is never a
+bare bool: it carries the layer, the entry, where the entry was written and the part of the
+call (sub-command, path, URL) that decided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum, IntEnum
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .subject import Part
+
+
+class Effect(IntEnum):
+    """What a call gets. The order is the restriction order: the most restrictive is `max`."""
+
+    ALLOW = 0
+    ASK = 1
+    DENY = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class ArgumentKind(str, Enum):
+    """How a tool's specifier is read: catalog data (`argument_kind` in profiles/*.toml)."""
+
+    SHELL = "shell"  # a shell command line in `argument_key`
+    PATH = "path"  # one file path in `argument_key`
+    PATCH = "patch"  # the paths a patch (in `argument_key`) touches
+    URL = "url"  # one URL in `argument_key`
+    KEYED = "keyed"  # no declared kind: only `name(key=glob, ...)`
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentSpec:
+    """A tool's argument kind and the argument that holds it (`cwd_key`: its working dir)."""
+
+    kind: ArgumentKind
+    key: str | None = None
+    cwd_key: str | None = None
+
+
+KEYED_ONLY = ArgumentSpec(ArgumentKind.KEYED)
+
+
+@dataclass(frozen=True, slots=True)
+class SpecifierProblem:
+    """Why a specifier does not parse, and where: `offset` is 0-based inside the entry text.
+
+    Compile turns (entry's own file:line:col, offset) into the file:line:col of the bad spot.
+    """
+
+    code: str
+    message: str
+    entry: str
+    offset: int
+    fix: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.code} {self.message} (at offset {self.offset} of {self.entry!r})"
+
+
+class SpecifierError(ValueError):
+    """Raised by the specifier parsers; `problem` has the code, text and offset."""
+
+    def __init__(self, problem: SpecifierProblem) -> None:
+        super().__init__(str(problem))
+        self.problem = problem
+
+
+class Matcher:
+    """A compiled specifier: parse once, match many. Subclasses are frozen dataclasses.
+
+    `matches(part, strict)` answers for one part of a call. `strict` is True for allow rules:
+    a part with unknown words (an expansion, an unquoted glob) matches an allow only when every
+    possible value would match; deny and ask rules match when some value could.
+    """
+
+    __slots__ = ()
+
+    #: False for matchers that can only judge a part that was analysed (shell, path, URL).
+    judges_unanalysable: bool = False
+    #: a shell pattern's literal command word: rules are indexed by it
+    first_word: str | None = None
+
+    def matches(self, part: Part, strict: bool) -> bool:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One `tool(specifier)` entry of one list at one layer, compiled."""
+
+    effect: Effect
+    tool: str
+    entry: str
+    matcher: Matcher
+    #: where the entry was written: opaque here (compile passes its `Source`)
+    source: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class RuleIndex:
+    """One list's rules by a shell command's first word, each tuple in the list's order.
+
+    `exec(git *)` can only meet a command whose first word is `git`, so a command is matched
+    against its word's rules plus those with no literal first word, never the whole list.
+    """
+
+    rules: tuple[Rule, ...]
+    by_word: Mapping[str, tuple[Rule, ...]]
+    generic: tuple[Rule, ...]
+
+    @staticmethod
+    def build(rules: tuple[Rule, ...]) -> RuleIndex:
+        words = {r.matcher.first_word for r in rules if r.matcher.first_word is not None}
+        by_word = {w: tuple(r for r in rules if r.matcher.first_word in (None, w)) for w in words}
+        generic = tuple(r for r in rules if r.matcher.first_word is None)
+        return RuleIndex(rules, MappingProxyType(by_word), generic)
+
+    def for_words(self, words: tuple[str | None, ...] | None) -> tuple[Rule, ...]:
+        if words is None or not words or words[0] is None:
+            return self.rules
+        return self.by_word.get(words[0], self.generic)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRules:
+    """One tool's call rules at one layer (contract section 3), after group expansion.
+
+    `name_admitted`: the layer admits the tool by name (a plain entry, a glob, a group, or no
+    allow list at all), so an unmatched call is allowed; otherwise it was admitted by
+    specifiers only and an unmatched call gets `call_default`.
+    """
+
+    tool: str
+    spec: ArgumentSpec
+    deny: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    allow: tuple[Rule, ...] = ()
+    name_admitted: bool = True
+    #: the plain-name entry that admitted the tool, for provenance ("exec", "group:runtime")
+    name_entry: str | None = None
+    name_source: object = None
+    #: the plain name in `ask`: every call asks
+    plain_ask: str | None = None
+    plain_ask_source: object = None
+    call_default: Effect = Effect.DENY
+    call_default_source: object = None
+
+    deny_index: RuleIndex = field(init=False, repr=False, compare=False)
+    ask_index: RuleIndex = field(init=False, repr=False, compare=False)
+    allow_index: RuleIndex = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.call_default is Effect.ALLOW:
+            raise ValueError("callDefault is deny or ask")
+        object.__setattr__(self, "deny_index", RuleIndex.build(self.deny))
+        object.__setattr__(self, "ask_index", RuleIndex.build(self.ask))
+        object.__setattr__(self, "allow_index", RuleIndex.build(self.allow))
+
+    @property
+    def has_specifiers(self) -> bool:
+        return bool(self.deny or self.ask or self.allow)
+
+
+@dataclass(frozen=True, slots=True)
+class LayerCallRules:
+    """The call rules of one layer of one run: tool id -> its rules there."""
+
+    label: str
+    tools: Mapping[str, ToolCallRules] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # a read-only view of a private copy: the compiled policy shares it across threads
+        object.__setattr__(self, "tools", MappingProxyType(dict(self.tools)))
+
+
+class Reason(str, Enum):
+    DENY_RULE = "deny rule"
+    ASK_RULE = "ask rule"
+    PLAIN_ASK = "plain name in ask"
+    ALLOW_RULE = "allow rule"
+    NAME_ADMITTED = "admitted by name"
+    SCREENED = "payload screened"
+    CALL_DEFAULT = "callDefault"
+    UNANALYSABLE = "cannot be analysed"
+    NO_CALL_RULES = "no call rules"
+    TOOL_NOT_IN_RUN = "tool not in run"
+
+
+class Verdict(NamedTuple):
+    """One decision with its provenance.
+
+    `tool` is the tool whose rules decided: `write` for `exec("echo x > f")`'s redirection.
+    `subject` is the part that decided: the sub-command's words, the path, the host.
+    """
+
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
+
+    effect: Effect
+    reason: Reason
+    tool: str
+    layer: str | None = None
+    entry: str | None = None
+    source: object = None
+    subject: str = ""
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "decision": self.effect.label,
+            "reason": self.reason.value,
+            "tool": self.tool,
+            "layer": self.layer,
+            "entry": self.entry,
+            "source": None if self.source is None else str(self.source),
+            "subject": self.subject,
+        }
+        if self.detail:
+            data["detail"] = self.detail
+        return data
+
+
+class CallDecision(NamedTuple):
+    """The run's decision for one call: the most restrictive layer verdict, and every layer's."""
+
+    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
+
+    tool: str
+    verdict: Verdict
+    layers: tuple[Verdict, ...]
+
+    @property
+    def effect(self) -> Effect:
+        return self.verdict.effect
+
+    def to_json(self) -> dict[str, Any]:
+        """What `explain --call` and `resolve --format json` will print (stable keys)."""
+        return {
+            "tool": self.tool,
+            "decision": self.verdict.effect.label,
+            "decidedBy": self.verdict.to_json(),
+            "layers": [v.to_json() for v in self.layers],
+        }

@@ -1,0 +1,371 @@
+"""Shell analysis: a command line -> every simple command, file access and unanalysable part.
+
+The line is parsed with tree-sitter's Bash grammar (the parser Gemini CLI uses), and the
+syntax tree is walked iteratively (a deeply nested line cannot exhaust Python's stack), so
+every simple command counts wherever it stands: lists, pipelines, subshells, groups, loops,
+conditionals, function bodies, `$(...)`, backticks, `<(...)`/`>(...)`, heredoc bodies and
+arithmetic. Words are quote-removed here; `commands.py` strips wrappers and finds payloads.
+
+What cannot be analysed is reported, never guessed: a parse error (also an unterminated quote
+or heredoc), a line over the size limit (64 KiB) or over the parse-time limit, scripts nested
+deeper than the depth limit, and whatever `commands.py` refuses (`eval`, `source`, ...).
+The commands that did parse are still reported, so deny rules meet them.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .commands import (
+    Access,
+    Command,
+    DirectoryChange,
+    Item,
+    Problem,
+    expand,
+)
+from .shell_words import join_continued_lines, plain_word, word_value
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+
+@dataclass(frozen=True, slots=True)
+class ShellLimits:
+    max_bytes: int = 64 * 1024
+    #: for the whole line: nested `sh -c` scripts, heredocs and backticks share it
+    parse_seconds: float = 0.25
+    max_depth: int = 8
+
+
+DEFAULT_LIMITS = ShellLimits()
+
+
+@dataclass(frozen=True, slots=True)
+class ShellAnalysis:
+    commands: tuple[Command, ...]
+    accesses: tuple[Access, ...]
+    problems: tuple[Problem, ...]
+    #: the line changes directory (`cd`, `pushd`, `env -C`): relative targets are unknown
+    changes_directory: bool
+
+    @property
+    def analysable(self) -> bool:
+        return not self.problems
+
+
+_local = threading.local()
+_language: Any = None
+
+
+def _parser() -> Parser:
+    """One parser per thread (tree-sitter parsers are not thread-safe); imported on first use."""
+    parser: Parser | None = getattr(_local, "parser", None)
+    if parser is None:
+        global _language
+        import tree_sitter_bash
+        from tree_sitter import Language, Parser
+
+        if _language is None:
+            _language = Language(tree_sitter_bash.language())
+        parser = Parser(_language)
+        _local.parser = parser
+    return parser
+
+
+_BEYOND_PLANE_2 = re.compile("[\U00030000-\U0010ffff]")
+_CHUNKED_ABOVE = 4096  # smaller lines parse in microseconds; larger ones are parsed in chunks
+
+
+def _parse(source: bytes, deadline: float) -> Node | None:
+    """The syntax tree, or None when the deadline (for the whole line, nested scripts
+    included) passes first."""
+    if time.monotonic() > deadline:
+        return None
+    parser = _parser()
+    if len(source) <= _CHUNKED_ABOVE:
+        return parser.parse(source).root_node
+
+    def read(offset: int, _point: object) -> bytes:
+        return source[offset : offset + _CHUNKED_ABOVE]
+
+    def progress(_offset: int, _has_error: bool) -> bool:
+        return time.monotonic() > deadline  # True cancels the parse
+
+    try:
+        tree = parser.parse(read, progress_callback=progress)
+    except ValueError:  # cancelled by `progress`
+        tree = None
+    if tree is None:
+        parser.reset()  # a cancelled parse would otherwise resume on the next call
+        return None
+    return tree.root_node
+
+
+def analyse(script: str, limits: ShellLimits = DEFAULT_LIMITS) -> ShellAnalysis:
+    items = _analyse(script, 0, limits, time.monotonic() + limits.parse_seconds)
+    commands = tuple(i for i in items if isinstance(i, Command))
+    problems = tuple(i for i in items if isinstance(i, Problem))
+    moves = any(isinstance(i, DirectoryChange) for i in items)
+    accesses = tuple(i for i in items if isinstance(i, Access))
+    return ShellAnalysis(commands, accesses, problems, moves)
+
+
+def _analyse(script: str, depth: int, limits: ShellLimits, deadline: float) -> list[Item]:
+    shown = script if len(script) <= 80 else script[:77] + "..."
+    if depth > limits.max_depth:
+        return [Problem(f"scripts nested deeper than {limits.max_depth} levels", shown)]
+    if "\x00" in script:
+        return [Problem("the command contains a NUL character", shown)]
+    if _BEYOND_PLANE_2.search(script):
+        # tree-sitter-bash 0.25 reads out of bounds (and can crash the process) on such code
+        # points after `{`; planes 3-16 are rare scripts, tags and private use: refuse them
+        return [Problem("the command contains characters beyond U+2FFFF", shown)]
+    try:
+        source = script.encode("utf-8")
+    except UnicodeEncodeError:
+        return [Problem("the command is not valid text", shown)]
+    if len(source) > limits.max_bytes:
+        return [Problem(f"the command is longer than {limits.max_bytes} bytes", shown)]
+    if b"\\\n" in source:
+        source = join_continued_lines(script).encode("utf-8")
+    root = _parse(source, deadline)
+    if root is None:
+        return [Problem(f"parsing took longer than {limits.parse_seconds} s", shown)]
+    walker = _Walker(source, depth, limits, deadline)
+    if root.has_error:
+        walker.items.append(Problem("the shell parser did not accept the line", _first_error(root)))
+    walker.walk(root)
+    return walker.items
+
+
+def _first_error(root: Node) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "ERROR" or node.is_missing:
+            col = node.start_point[1] + 1
+            line = node.start_point[0] + 1
+            what = f"missing {node.type}" if node.is_missing else "unexpected text"
+            return f"{what} at line {line}, column {col}"
+        stack.extend(reversed(node.children))
+    return "the line"
+
+
+#: node types that never contain a command: not descended into (a third of a line's nodes)
+_LEAVES = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "ansi_c_string",
+        "variable_name",
+        "simple_expansion",
+        "string_content",
+        "file_descriptor",
+        "heredoc_start",
+        "heredoc_end",
+        "heredoc_content",
+        "special_variable_name",
+        "comment",
+        "test_operator",
+        "regex",
+    }
+)
+_UNESCAPED_SPACE = re.compile(r"(?<!\\)\s")
+_HEREDOC = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
+_REDIRECT_WRITE = {">", ">>", "&>", "&>>", ">|", ">&", "&>|"}
+_REDIRECT_READ = {"<", "<&"}
+_NOT_A_FILE = {"/dev/null"}
+
+
+class _Walker:
+    def __init__(self, source: bytes, depth: int, limits: ShellLimits, deadline: float) -> None:
+        self.deadline = deadline
+        self.source = source
+        self.depth = depth
+        self.limits = limits
+        self.items: list[Item] = []
+        #: redirections whose extra words were taken as arguments of the command they follow
+        self.absorbed: set[int] = set()
+        self.extra: dict[int, tuple[Node, ...]] = {}
+
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def walk(self, root: Node) -> None:
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.type
+            if kind == "redirected_statement":
+                self.absorb(node)
+            elif kind == "command":
+                # only the parts that can hold a command are descended into
+                stack.extend(reversed(self.command(node, self.extra.pop(node.id, ()))))
+                continue
+            elif kind in ("declaration_command", "unset_command"):
+                self.declaration(node)
+            elif kind == "file_redirect":
+                self.redirect(node)
+            elif kind == "command_substitution" and self.nested_backticks(node):
+                continue
+            elif kind == "heredoc_redirect":
+                self.heredoc(node)
+                # the rest of the line hangs here too (`cat <<EOF | rm x`); the body is done
+                stack.extend(c for c in reversed(node.named_children) if c.type not in _HEREDOC)
+                continue
+            stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
+
+    def nested_backticks(self, node: Node) -> bool:
+        """Inside backticks bash turns \\` into ` first, so `` `echo \\`rm x\\`` `` runs
+        `rm x`; the grammar keeps the escapes as words. Such a body is unescaped and analysed
+        again (True: done, do not descend)."""
+        text = self.text(node)
+        if not text.startswith("`") or "\\" not in text:
+            return False
+        inner = re.sub(r"\\([\\`$])", r"\1", text[1:-1] if text.endswith("`") else text[1:])
+        self.items.extend(_analyse(inner, self.depth + 1, self.limits, self.deadline))
+        return True
+
+    def heredoc(self, node: Node) -> None:
+        """An unquoted heredoc's body is expanded like a double-quoted string. The grammar
+        misses `$(...)` on indented lines, so the body is analysed again as one."""
+        start = body = None
+        for child in node.named_children:
+            if child.type == "heredoc_start":
+                start = child
+            elif child.type == "heredoc_body":
+                body = child
+        if start is None or body is None:
+            return
+        if any(q in self.text(start) for q in "'\"\\"):
+            return  # <<'EOF': the body is literal text
+        text = self.text(body)
+        if "$" not in text and "`" not in text:
+            return
+        quoted = ': "' + _as_double_quoted(text) + '"'
+        found = _analyse(quoted, self.depth + 1, self.limits, self.deadline)
+        if found and isinstance(found[0], Command) and found[0].words[:1] == (":",):
+            found = found[1:]  # the `:` that carried the string
+        self.items.extend(found)
+
+    def absorb(self, node: Node) -> None:
+        """`echo hi > out more`: the grammar hangs `more` on the redirection; bash gives it to
+        the command. Such words become the command's arguments."""
+        body = node.child_by_field_name("body")
+        if body is None or body.type != "command":
+            return
+        extra: list[Node] = []
+        for child in node.named_children:
+            if child.type == "file_redirect":
+                targets = [c for c in child.named_children if c.type != "file_descriptor"]
+                extra.extend(targets[1:])
+                self.absorbed.add(child.id)
+        if extra:
+            self.extra[body.id] = tuple(extra)
+
+    def recurse(self, script: str, depth: int) -> list[Item]:
+        return _analyse(script, depth, self.limits, self.deadline)
+
+    def command(self, node: Node, extra: tuple[Node, ...] = ()) -> list[Node]:
+        """Decide-ready words of one simple command; returns the children to descend into."""
+        words: list[str | None] = []
+        inside: list[Node] = []
+        for child in (*node.named_children, *extra):
+            kind = child.type
+            if kind == "variable_assignment" and not words:
+                inside.append(child)  # VAR=$(cmd) before the command word: not a word
+                continue
+            if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                inside.append(child)
+                continue
+            if kind == "command_name":
+                inner = child.named_children
+                if not inner:
+                    continue
+                child = inner[0]
+                kind = child.type
+            if kind == "word":
+                # slice our own bytes: a chunk-parsed tree does not hold the text
+                raw = self.source[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                if _UNESCAPED_SPACE.search(raw):
+                    # an unquoted word never holds a blank: the grammar misread the line
+                    # (`time { { a; }; }` yields a word `{ {`)
+                    self.items.append(Problem("a word the parser misread", raw))
+                words.append(plain_word(raw))
+                continue
+            words.append(word_value(child, self.source))
+            if kind not in _LEAVES:
+                inside.append(child)
+        if words:
+            self.items.extend(expand(tuple(words), "", self.depth, self.recurse))
+        return inside
+
+    def declaration(self, node: Node) -> None:
+        """`export A=1`, `local x`, `unset f`: commands in their own right."""
+        words: list[str | None] = [node.children[0].type]
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                words.append(self.assignment(child))
+            else:
+                words.append(word_value(child, self.source))
+        self.items.append(Command(tuple(words), self.text(node)))
+
+    def assignment(self, node: Node) -> str | None:
+        """`a=1` as a word (`export a=1`); None when the value is an expansion."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return None
+        if value is None:
+            return self.text(name) + "="
+        text = word_value(value, self.source)
+        return None if text is None else f"{self.text(name)}={text}"
+
+    def redirect(self, node: Node) -> None:
+        operator = ""
+        targets: list[Node] = []
+        for child in node.children:
+            if child.type == "file_descriptor":
+                continue
+            if not child.is_named:
+                operator = operator or child.type
+            else:
+                targets.append(child)
+        if not targets:
+            return  # `>&-` closes a descriptor
+        if len(targets) > 1 and node.id not in self.absorbed:
+            self.items.append(Problem("words after a redirection target", self.text(node)))
+        target = targets[0]
+        if operator in (">&", "<&") and (target.type == "number" or self.text(target) == "-"):
+            return  # descriptor duplication: 2>&1
+        if operator in _REDIRECT_WRITE:
+            mode = "write"
+        elif operator in _REDIRECT_READ:
+            mode = "read"
+        else:
+            self.items.append(Problem(f"redirection {operator!r}", self.text(node)))
+            return
+        path = word_value(target, self.source)
+        if path in _NOT_A_FILE:
+            return
+        self.items.append(Access(mode, path, self.text(node)))  # type: ignore[arg-type]
+
+
+def _as_double_quoted(body: str) -> str:
+    """A heredoc body as the inside of a double-quoted string: `"` is literal in a body, so it
+    is escaped, and so is a backslash before it (`\\"` in a body is two characters)."""
+    out: list[str] = []
+    for i, ch in enumerate(body):
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\" and body[i + 1 : i + 2] == '"':
+            out.append("\\\\")
+        else:
+            out.append(ch)
+    return "".join(out)
