@@ -15,6 +15,7 @@ from typing import Any
 from .api import compile_loaded
 from .compile import CompiledPolicy
 from .diagnostics import Diagnostic, PolicyError
+from .escape import md_code, md_literal, printable_line
 from .loader import load_document
 from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix
@@ -153,11 +154,11 @@ def render_text(result: DiffResult) -> str:
         where = f", {c.where}" if c.where else ""
         lines.append(
             f"{'+' if verb == 'gain' else '-'} {len(c.contexts)} context"
-            f"{'s' * (len(c.contexts) != 1)} {verb} {', '.join(c.tools)}, "
-            f"{why} {c.rule}{where}"
+            f"{'s' * (len(c.contexts) != 1)} {verb} {printable_line(', '.join(c.tools))}, "
+            f"{why} {printable_line(c.rule)}{printable_line(where)}"
         )
         for label in c.contexts[:3]:
-            lines.append(f"    {label}")
+            lines.append(f"    {printable_line(label)}")
         if len(c.contexts) > 3:
             lines.append(f"    ... and {len(c.contexts) - 3} more")
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
@@ -174,7 +175,7 @@ def render_text(result: DiffResult) -> str:
 
 def render_markdown(result: DiffResult) -> str:
     lines = [
-        f"### policyctl diff: `{result.old}` → `{result.new}`",
+        f"### policyctl diff: {md_code(result.old)} → {md_code(result.new)}",
         "",
         f"{result.contexts} contexts compared" + (" (sampled)." if result.sampled else "."),
     ]
@@ -196,11 +197,13 @@ def render_markdown(result: DiffResult) -> str:
             "|---|---|---|---|",
         ]
         for c in items:
-            example = "<br>".join(f"`{label}`" for label in c.contexts[:3])
+            # Ids, entries and file names come from the policies: escaped, so a backtick, `|`,
+            # newline or `<!--` in them cannot break the table or hide the rest of a comment.
+            example = "<br>".join(md_code(label) for label in c.contexts[:3])
             more = f"<br>… {len(c.contexts) - 3} more" if len(c.contexts) > 3 else ""
-            tools = ", ".join(f"`{t}`" for t in c.tools)
+            tools = ", ".join(md_code(t) for t in c.tools)
             lines.append(
                 f"| {len(c.contexts)}: {example}{more} | {tools} | {why} "
-                f"`{c.rule}` | {c.where or ''} |"
+                f"{md_code(c.rule)} | {md_literal(c.where or '')} |"
             )
     return "\n".join(lines) + "\n"
