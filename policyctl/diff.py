@@ -67,12 +67,25 @@ def load_revision(spec: str) -> CompiledPolicy:
     """A policy file, or `REV:path` for the file (and what it extends) at a git revision."""
     if ":" in spec and not Path(spec).exists():
         rev, _, rel = spec.partition(":")
+        # nothing from the command line may reach git as an option (`--output=FILE` writes a
+        # file): a revision or path starting with "-" is refused, and git is told where its
+        # options end
+        if rev.startswith("-") or rel.startswith("-"):
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC101",
+                        f"{spec!r}: a revision or path may not start with '-' "
+                        "(write ./PATH for a file whose name starts with '-')",
+                    )
+                ]
+            )
         path = Path(rel)
         top = _git(["rev-parse", "--show-toplevel"], Path.cwd()).strip()
 
         def reader(p: Path) -> str:
             inside = Path(p).resolve().relative_to(Path(top).resolve()).as_posix()
-            return _git(["show", f"{rev}:{inside}"], Path(top))
+            return _git(["show", "--end-of-options", f"{rev}:{inside}"], Path(top))
 
         return compile_loaded(load_document(path, reader=reader))
     return compile_loaded(load_document(spec))

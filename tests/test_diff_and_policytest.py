@@ -270,3 +270,16 @@ def test_policy_test_sarif_is_valid(tmp_path: Path, capsys: pytest.CaptureFixtur
     log = json.loads(capsys.readouterr().out)
     jsonschema.validate(log, json.loads(schema_path.read_text(encoding="utf-8")))
     assert log["runs"][0]["results"][0]["ruleId"] == "PT001"
+
+
+@pytest.mark.parametrize("spec", ["--output={out}:x.yaml", "-p:x.yaml", "HEAD:-x.yaml"])
+def test_diff_revision_is_never_a_git_option(
+    tmp_path: Path, spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F28: an OLD argument starting with "-" reached `git show` as an option (`--output=FILE`
+    # made git write FILE); it is refused before git runs
+    out = tmp_path / "written"
+    spec = spec.format(out=out)
+    assert main(["diff", "--", spec, str(EXAMPLES / "team.yaml")]) == 2
+    assert "may not start with '-'" in capsys.readouterr().err
+    assert not out.exists() and not Path(f"{out}:x.yaml").exists()
