@@ -117,6 +117,8 @@ def diff_policies(
     new_name: str,
     max_contexts: int = DEFAULT_MAX_CONTEXTS,
 ) -> DiffResult:
+    if max_contexts < 1:
+        raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     cells: dict[str, MatrixContext] = {}
     sampled = False
     for policy in (old, new):

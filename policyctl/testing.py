@@ -225,6 +225,8 @@ def _record_coverage(res: Resolution, covered: set[tuple[str, str]]) -> None:
 def run_test_file(
     path: str | Path, *, max_contexts: int = DEFAULT_MAX_CONTEXTS, coverage: bool = False
 ) -> FileResult:
+    if max_contexts < 1:
+        raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     spec, locations = load_test_file(path)
     policy_path = os.path.normpath(Path(path).parent / spec.policy)
     policy = load_policy(policy_path)

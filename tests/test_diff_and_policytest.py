@@ -283,3 +283,27 @@ def test_diff_revision_is_never_a_git_option(
     assert main(["diff", "--", spec, str(EXAMPLES / "team.yaml")]) == 2
     assert "may not start with '-'" in capsys.readouterr().err
     assert not out.exists() and not Path(f"{out}:x.yaml").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_max_contexts_below_one_is_refused_by_diff_and_test(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F27: `--max-contexts 0` compared zero contexts, so every widening and invariant passed
+    wide = tmp_path / "wide.yaml"
+    team = (EXAMPLES / "team.yaml").read_text(encoding="utf-8")
+    wide.write_text(team.replace("        deny: [secrets]", "        deny: []"), encoding="utf-8")
+    test = tmp_path / "wide.test.yaml"
+    test.write_text(
+        f"policy: {wide}\ninvariants:\n  - never: {{tools: [secrets]}}\n", encoding="utf-8"
+    )
+    team_path = str(EXAMPLES / "team.yaml")
+    assert main(["diff", team_path, str(wide), "--fail-on-widen"]) == 1
+    assert main(["diff", "--max-contexts", value, team_path, str(wide), "--fail-on-widen"]) == 2
+    assert main(["test", "--max-contexts", value, str(test)]) == 2
+    assert capsys.readouterr().err.count("--max-contexts must be >= 1") == 2
+    with pytest.raises(ValueError):
+        run_test_file(test, max_contexts=int(value))
+    with pytest.raises(ValueError):
+        policy = load_policy(team_path)
+        diff_policies(policy, policy, old_name="a", new_name="b", max_contexts=int(value))

@@ -40,6 +40,9 @@ def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
     from ..diff import diff_policies, load_revision, render_markdown, render_text
 
+    if args.max_contexts < 1:  # zero contexts compared would be "not widened" for any change
+        print("policyctl diff: --max-contexts must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
     policies = []
     for spec in (args.old, args.new):
         try:

@@ -58,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
     from ..testing import run_test_file
     from .output import Painter
 
+    if args.max_contexts < 1:  # an invariant checked on zero contexts would pass anything
+        print("policyctl test: --max-contexts must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
     coverage = args.coverage or args.min_coverage is not None
     results: list[FileResult] = []
     broken = False
