@@ -52,6 +52,12 @@ class DiffResult:
     def widened(self) -> bool:
         return any(c.direction == "gain" for c in self.changes)
 
+    @property
+    def conclusive(self) -> bool:
+        """Whether the result shows if the change widens: a widening found is one, but on a
+        sampled matrix finding none does not show that no context gains a tool."""
+        return self.widened or not self.sampled
+
     def to_json(self) -> dict[str, Any]:
         return {
             "old": self.old,
@@ -59,6 +65,7 @@ class DiffResult:
             "contexts": self.contexts,
             "sampled": self.sampled,
             "widened": self.widened,
+            "conclusive": self.conclusive,
             "changes": [c.to_json() for c in self.changes],
         }
 
@@ -178,12 +185,17 @@ def render_text(result: DiffResult) -> str:
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
     # a sample cannot show that nothing widened, only that the sampled contexts did not
     verdict = "WIDENED" if result.widened else "not widened"
-    if result.sampled and not result.widened:
-        verdict += " in the sampled contexts (raise --max-contexts to compare them all)"
+    if not result.conclusive:
+        verdict = "INCONCLUSIVE (sampled), not widened in the contexts compared"
     lines.append(
         f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
     )
+    if not result.conclusive:
+        lines.append(
+            "a sample cannot show that no other context gains a tool: --fail-on-widen fails "
+            "unless --allow-sampled accepts it; raise --max-contexts to compare them all"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -193,6 +205,12 @@ def render_markdown(result: DiffResult) -> str:
         "",
         f"{result.contexts} contexts compared" + (" (sampled)." if result.sampled else "."),
     ]
+    if not result.conclusive:
+        lines += [
+            "",
+            "**Inconclusive:** no widening in the sampled contexts, which does not show that "
+            "no other context widens (raise `--max-contexts`, or accept with `--allow-sampled`).",
+        ]
     gains = [c for c in result.changes if c.direction == "gain"]
     losses = [c for c in result.changes if c.direction == "lose"]
     if not result.changes:

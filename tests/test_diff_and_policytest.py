@@ -307,3 +307,54 @@ def test_max_contexts_below_one_is_refused_by_diff_and_test(
     with pytest.raises(ValueError):
         policy = load_policy(team_path)
         diff_policies(policy, policy, old_name="a", new_name="b", max_contexts=int(value))
+
+
+def _hidden_widening(tmp: Path) -> tuple[Path, Path, Path]:
+    """F22's policies: sender u7 of agent z gains exec, a cell a small sample misses."""
+    s = "tools:\n  profile: coding\nagents:\n  defaults:\n    tools: {deny: [exec]}\n  entries:\n"
+    s += "".join(f"    a{i}: {{tools: {{deny: [exec, x{i}]}}}}\n" for i in range(40))
+    s += "    z:\n      tools:\n        toolsBySender:\n          '*': {deny: [exec]}\n"
+    s += "".join(
+        f"          'id:u{i}': {{deny: [{'exec, ' if i != 7 else ''}y{i}]}}\n" for i in range(40)
+    )
+    s += "channels:\n  slack:\n    groups:\n"
+    s += "".join(f"      C{i}: {{tools: {{deny: [exec, g{i}]}}}}\n" for i in range(40))
+    s += "      '*': {tools: {deny: [exec]}}\n"
+    new, old, test = tmp / "pol2.yaml", tmp / "pol.yaml", tmp / "pol2.test.yaml"
+    new.write_text(s, encoding="utf-8")
+    old.write_text(s.replace("'id:u7': {deny: [y7]}", "'id:u7': {deny: [exec, y7]}"), "utf-8")
+    test.write_text("policy: pol2.yaml\ninvariants:\n  - never: {tools: [exec]}\n", "utf-8")
+    return old, new, test
+
+
+def test_a_sampled_check_is_inconclusive_not_a_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F22: on a sampled matrix `test` printed PASS and `diff --fail-on-widen` exited 0 while
+    # one cell the sample missed allows exec
+    old, new, test = _hidden_widening(tmp_path)
+    assert main(["test", "--max-contexts", "200", str(test)]) == 1
+    out = capsys.readouterr().out
+    assert "INCONCLUSIVE invariant never: exec" in out and "PASS" not in out
+    assert "0 passed, 0 failed, 1 inconclusive (sampled)" in out
+    assert main(["test", "--max-contexts", "200", "--format", "junit", str(test)]) == 1
+    assert 'failures="1"' in capsys.readouterr().out
+    assert main(["test", "--max-contexts", "200", "--allow-sampled", str(test)]) == 0
+    assert "accepted by --allow-sampled" in capsys.readouterr().out
+
+    diff = ["diff", "--max-contexts", "200", str(old), str(new), "--fail-on-widen"]
+    assert main(diff) == 1
+    out = capsys.readouterr().out
+    assert "INCONCLUSIVE (sampled)" in out and "\nnot widened" not in out
+    assert main([*diff, "--allow-sampled"]) == 0
+    capsys.readouterr()
+    assert main([*diff[:-1], "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["conclusive"] is False
+    # a widening found in a sample is conclusive, and a full matrix is unaffected
+    team, wide = str(EXAMPLES / "team.yaml"), tmp_path / "wide.yaml"
+    wide.write_text(
+        (EXAMPLES / "team.yaml").read_text("utf-8").replace("deny: [secrets]", "deny: []"), "utf-8"
+    )
+    assert main(["diff", team, team, "--fail-on-widen"]) == 0
+    assert main(["diff", "--max-contexts", "100", team, str(wide), "--fail-on-widen"]) == 1
+    assert "WIDENED" in capsys.readouterr().out
