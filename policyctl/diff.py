@@ -17,7 +17,7 @@ from .compile import CompiledPolicy
 from .diagnostics import Diagnostic, PolicyError
 from .loader import load_document
 from .located import list_path
-from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix, main_session_key
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
 
@@ -128,8 +128,11 @@ def diff_policies(
         raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     cells: dict[str, MatrixContext] = {}
     sampled = False
+    # a session key one policy takes for the main session and the other does not (a change
+    # of `session.mainKey` or `session.scope`) is a cell of both matrices
+    main_keys = {main_session_key(old), main_session_key(new)}
     for policy in (old, new):
-        matrix = context_matrix(policy, max_contexts)
+        matrix = context_matrix(policy, max_contexts, main_keys=main_keys)
         sampled = sampled or matrix.sampled
         for cell in matrix.contexts:
             cells.setdefault(cell.label, cell)

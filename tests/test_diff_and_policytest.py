@@ -358,3 +358,26 @@ def test_a_sampled_check_is_inconclusive_not_a_pass(
     assert main(["diff", team, team, "--fail-on-widen"]) == 0
     assert main(["diff", "--max-contexts", "100", team, str(wide), "--fail-on-widen"]) == 1
     assert "WIDENED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("session", ["{mainKey: work}", "{scope: global}"])
+def test_diff_sees_a_change_of_which_session_is_main(
+    tmp_path: Path, session: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F9: the matrix had only the keys `main` and a non-main one, so a change of
+    # session.mainKey / session.scope (which sessions escape the non-main sandbox) was
+    # "not widened"
+    body = "tools:\n  profile: coding\nagents:\n  defaults:\n    sandbox: {mode: non-main}\n"
+    old = tmp_path / "old.yaml"
+    old.write_text("session: {mainKey: main}\n" + body, encoding="utf-8")
+    new = tmp_path / "new.yaml"
+    new.write_text(f"session: {session}\n" + body, encoding="utf-8")
+    key = "work" if "work" in session else "global"
+    result = diff_policies(load_policy(old), load_policy(new), old_name="o", new_name="n")
+    gains = [c for c in result.changes if c.direction == "gain"]
+    assert any("secrets" in c.tools for c in gains)
+    assert all(f"session={key}" in label for c in gains for label in c.contexts)
+    assert main(["diff", str(old), str(new), "--fail-on-widen"]) == 1
+    assert main(["diff", str(new), str(old), "--fail-on-widen"]) == 0  # narrowing
+    assert main(["diff", str(new), str(new), "--fail-on-widen"]) == 0
+    capsys.readouterr()
