@@ -139,12 +139,16 @@ class LoopDetector:
     def record_result(self, tool: str, params: dict[str, Any], result: Any) -> None:
         """Note a call's outcome: the same result again for the same call is no progress."""
         identity = (tool, params_hash(params))
+        digest: object
         if result is None:  # what most tools return: the digest below, without encoding it
             digest = _NULL_DIGEST
         elif isinstance(result, str):
             digest = hash(result)
         else:
-            digest = hash(json.dumps(result, sort_keys=True, default=str))
+            try:
+                digest = hash(json.dumps(result, sort_keys=True, default=str))
+            except Exception:  # no text (a cycle, a __str__ that raises): never "the same"
+                digest = object()
         previous = self.last_results.get(identity)
         if previous is not None and previous[0] == digest:
             self.last_results[identity] = (digest, previous[1] + 1)
