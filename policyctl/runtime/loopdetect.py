@@ -27,7 +27,9 @@ _SCALARS = (str, int, float, bool, type(None))
 class LoopConfig:
     """Window and thresholds; refused when they could not work (ValueError names the field).
 
-    history >= 1, 1 <= warning <= critical, breaker >= 1, all whole numbers."""
+    history >= critical (a call repeated within a shorter window could never be counted
+    `critical` times, so nothing would ever be vetoed), 1 <= warning <= critical,
+    breaker >= 1, all whole numbers."""
 
     history: int = 30
     warning: int = 10
@@ -43,6 +45,13 @@ class LoopConfig:
             raise ValueError(
                 f"LoopConfig.warning ({self.warning}) must not exceed "
                 f"LoopConfig.critical ({self.critical})"
+            )
+        if self.history < self.critical:
+            raise ValueError(
+                f"LoopConfig.history ({self.history}) must be at least "
+                f"LoopConfig.critical ({self.critical}): repeats are counted within the last "
+                f"{self.history} calls, so {self.critical} could never be reached and loop "
+                "detection would never veto"
             )
 
 
