@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 
-#: C0 controls except newline and tab, DEL and C1 controls, bidi controls, lone surrogates
+#: C0 controls except newline and tab, DEL and C1 controls, bidi controls, zero-width
+#: characters, the Unicode line and paragraph separators (some terminals and log viewers break
+#: lines on them, which would let an id forge a line of output), lone surrogates
 _UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069"
+    "\ufeff\ud800-\udfff]"
 )
 _UNSAFE_LINE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]"
 )
 _MD_PLAIN = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -.:,/@=()\"'+?;"

@@ -301,7 +301,8 @@ def test_max_contexts_below_one_is_refused_by_diff_and_test(
     assert main(["diff", team_path, str(wide), "--fail-on-widen"]) == 1
     assert main(["diff", "--max-contexts", value, team_path, str(wide), "--fail-on-widen"]) == 2
     assert main(["test", "--max-contexts", value, str(test)]) == 2
-    assert capsys.readouterr().err.count("--max-contexts must be >= 1") == 2
+    assert main(["matrix", "--max-contexts", value, team_path]) == 2
+    assert capsys.readouterr().err.count("--max-contexts must be >= 1") == 3
     with pytest.raises(ValueError):
         run_test_file(test, max_contexts=int(value))
     with pytest.raises(ValueError):

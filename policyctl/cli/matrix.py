@@ -14,7 +14,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from .common import EXIT_OK, UsageError, subcommand
+from .common import EXIT_OK, EXIT_USAGE, UsageError, subcommand
 
 if TYPE_CHECKING:
     from ..compile import CompiledPolicy
@@ -114,6 +114,9 @@ def run(args: argparse.Namespace) -> int:
     from ..resolve import default_inventory, resolve
     from .common import load_or_report
 
+    if args.max_contexts < 1:  # "0 shown" would read as a matrix with nothing to show
+        print("policyctl matrix: --max-contexts must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
     policy = load_or_report(args.file)
     dims = Dimensions(policy, _agents(policy, args.agent))
     picked = dims.indexes(args.max_contexts)
