@@ -36,6 +36,7 @@ from .names import (
     entry_syntax,
     fold,
     normalize,
+    plugin_id_syntax,
     provider_key,
     sender_key,
 )
@@ -360,6 +361,15 @@ class _Compiler:
                     f"[{plugin}]` would grant every tool of the plugin",
                     ("inventory", "plugins", i, "pluginId"),
                     fix="give the plugin an id that no core tool has",
+                )
+            reserved = plugin_id_syntax(plugin) if i < plugin_count and plugin else None
+            if reserved:
+                self.report(
+                    "PC385",
+                    f'plugin id "{t.plugin_id}" {reserved}: entries written for it would grant '
+                    "every tool of the plugin",
+                    ("inventory", "plugins", i, "pluginId"),
+                    fix="give the plugin an id that is not entry syntax",
                 )
             name = normalize(t.name, cat.aliases)
             bad = ascii_problem(name)

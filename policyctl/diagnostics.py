@@ -279,6 +279,22 @@ CODES: dict[str, CodeInfo] = _codes(
         "would grant every tool of the plugin. Give the plugin another id.",
     ),
     (
+        "PC385",
+        E,
+        "plugin id is reserved",
+        "A declared plugin's id is `bundle-mcp` (reserved for MCP tools), starts with `group:` "
+        "or contains `*`: every entry written for the MCP tools, the group or the pattern "
+        "would grant the plugin's tools. Give the plugin another id.",
+    ),
+    (
+        "PC386",
+        W,
+        "plugin tools dropped: id is reserved",
+        "A runtime inventory has a plugin whose id is `bundle-mcp`, starts with `group:` or "
+        "contains `*`; its tools are dropped from the run, since entries written for the MCP "
+        "tools, the group or the pattern would grant them.",
+    ),
+    (
         "PC383",
         W,
         "plugin tools dropped: id is a core tool name",

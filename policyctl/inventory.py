@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 from .catalog import Catalog
 from .diagnostics import Diagnostic
-from .names import ascii_problem, entry_syntax, fold, mcp_tool_name, normalize
+from .names import (
+    ascii_problem,
+    entry_syntax,
+    fold,
+    mcp_tool_name,
+    normalize,
+    plugin_id_syntax,
+)
 
 MCP_PLUGIN_ID = "bundle-mcp"
 
@@ -91,6 +98,17 @@ class Inventory:
                         "PC383",
                         f'tool "{name}" of plugin {plugin} dropped: the plugin id is the name '
                         "of a core tool",
+                    )
+                )
+                continue
+            reserved = plugin_id_syntax(plugin) if plugin is not None else None
+            if reserved and not (plugin == MCP_PLUGIN_ID and "__" in name):
+                # `allow: [bundle-mcp]` would grant a plugin tool that claims the MCP id (an
+                # MCP tool is named `<server>__<tool>`); `group:...` or `*` ids likewise.
+                conflicts.append(
+                    Diagnostic.make(
+                        "PC386",
+                        f'tool "{name}" of plugin {plugin} dropped: the plugin id {reserved}',
                     )
                 )
                 continue

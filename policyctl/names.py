@@ -73,6 +73,21 @@ def entry_syntax(name: str, plugin_ids: Iterable[str] = ()) -> str | None:
     return None
 
 
+def plugin_id_syntax(plugin_id: str) -> str | None:
+    """Why a folded plugin id is reserved entry syntax, or None.
+
+    Entries read `bundle-mcp` as every MCP tool, `group:...` as a group and `*` as a wildcard:
+    a plugin claiming such an id would be granted by every entry written for those.
+    """
+    if plugin_id == "bundle-mcp":
+        return "is reserved for MCP tools"
+    if plugin_id.startswith(GROUP_PREFIX):
+        return "starts with group:, which entries read as a group"
+    if "*" in plugin_id:
+        return "contains *, which entries read as a wildcard"
+    return None
+
+
 # -- providers (semantics 7.2) ------------------------------------------------------------------
 
 
