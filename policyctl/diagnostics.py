@@ -162,7 +162,9 @@ CODES: dict[str, CodeInfo] = _codes(
         "non-ASCII or confusable entry",
         "Tool names and entries must be ASCII after normalisation (letters, digits and "
         "`_ - . : * @ /`). A Cyrillic letter or a zero-width character makes an entry that "
-        "looks right and matches nothing; in a deny list that is a hole.",
+        "looks right and matches nothing; in a deny list that is a hole. Scope ids (agents, "
+        "channels, accounts, group ids, `byProvider` keys) must be printable ASCII: a look-alike "
+        "id selects a scope no run has, and the real one gets the wider defaults.",
     ),
     (
         "PC302",

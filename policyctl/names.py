@@ -49,6 +49,33 @@ def ascii_problem(name: str) -> str | None:
     return "empty entry"  # pragma: no cover - callers drop empty entries first
 
 
+_ID_ALLOWED = re.compile(r"[\x20-\x7e]*\Z")
+
+
+def identifier_problem(ident: str) -> str | None:
+    """Why a folded scope identifier (agent, channel, account, group, provider) is refused.
+
+    The ASCII decision for entries (semantics 2) applied to the ids that select a scope: a
+    look-alike id ("cоder" with a Cyrillic о) is a scope that never applies while the real
+    one gets the wider defaults. Any printable ASCII is accepted (group ids carry `@ ! # +`
+    and spaces); ASCII-only look-alikes (`l` and `1`) are left to review.
+    """
+    if _ID_ALLOWED.match(ident):
+        return None
+    for ch in ident:
+        if not _ID_ALLOWED.match(ch):
+            label = unicodedata.name(ch, "") or "control character"
+            return f"character U+{ord(ch):04X} {label} is not allowed"
+    return None  # pragma: no cover - every character matched
+
+
+def shown(text: str) -> str:
+    """An identifier for a message: non-ASCII and control characters as escapes."""
+    return "".join(
+        ch if " " <= ch <= "~" else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
 def is_glob(entry: str) -> bool:
     return "*" in entry
 
