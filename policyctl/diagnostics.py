@@ -436,6 +436,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "a deny written for the whole group leaves those senders. An error under --strict.",
     ),
     (
+        "PC436",
+        W,
+        "agent sender rule shadows a global sender rule",
+        "Layer 8 takes one `toolsBySender` policy: an agent's matching entry is used instead of "
+        "the global `tools.toolsBySender` entry the sender would hit (`*` included), not "
+        "together with it (semantics 7.5). Entries of the global rule that the agent's entry "
+        "does not repeat do not apply to its senders. An error under --strict.",
+    ),
+    (
         "PC431",
         W,
         "allow glob also grants core tools",

@@ -272,3 +272,30 @@ def test_unknown_entries_are_classified_once_per_list_not_per_context(
     assert found
     # 100 globs + one entry per agent list, each analysed once (was: times every context)
     assert calls <= 100 + 20 * 2
+
+
+def test_agent_sender_rule_shadowing_a_global_sender_deny_is_reported(
+    make_policy: MakePolicy,
+) -> None:
+    """F26: an agent's `id:42` entry silently dropped the global `*` deny for sender 42."""
+    text = """\
+        tools:
+          profile: coding
+          toolsBySender:
+            "*": {deny: [exec, secrets]}
+        agents:
+          entries:
+            bot:
+              tools:
+                toolsBySender:
+                  "id:42": {deny: [web_fetch]}
+                  "id:43": {deny: [exec, secrets]}
+        """
+    found = [d for d in check_policy(make_policy(text)) if d.code == "PC436"]
+    assert len(found) == 1
+    d = found[0]
+    assert '"id:42"' in d.message and '"exec", "secrets"' in d.message
+    assert d.severity.name == "WARNING" and d.source is not None and d.source.line == 10
+    assert d.fix is not None and 'add "exec", "secrets" to' in d.fix
+    strict = [d for d in check_policy(make_policy(text), strict=True) if d.code == "PC436"]
+    assert [d.severity.name for d in strict] == ["ERROR"]
