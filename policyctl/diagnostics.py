@@ -445,6 +445,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "does not repeat do not apply to its senders. An error under --strict.",
     ),
     (
+        "PC437",
+        E,
+        "fmt would change what the file says",
+        "The loader reads every plain scalar as a string, but the YAML writer `fmt` uses would "
+        "read some as null, a number or a boolean (`~`, `Null`, `1_000`, `1e3`, `yes`) and write "
+        "them back differently, or find two keys the same. `fmt` refuses the file instead of "
+        'changing a policy: quote the key or value (`"~"`).',
+    ),
+    (
         "PC431",
         W,
         "allow glob also grants core tools",
