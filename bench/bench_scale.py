@@ -58,6 +58,20 @@ def generate(agents: int) -> dict[str, Any]:
     }
 
 
+def check_answers(policy: Any, path: Path, contexts: list[Any]) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from common import reference_run
+
+    from policyctl import Tool, resolve
+    from policyctl.catalog import builtin_catalog
+
+    catalog = builtin_catalog("openclaw")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    tools = [Tool(t.id) for t in catalog.tools]
+    for c in contexts:
+        assert resolve(policy, c, tools).allowed == reference_run(catalog, doc, c, tools).allowed
+
+
 def measure(agents: int, path: Path, trace: bool) -> dict[str, Any]:
     """Runs in a fresh process: load the file, compile, then resolve."""
     import gc
@@ -117,6 +131,9 @@ def measure(agents: int, path: Path, trace: bool) -> dict[str, Any]:
         first.append(time.perf_counter_ns() - t)
     first.sort()
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if agents <= 1000:  # answers checked by the specification (not at 10,000: it would add
+        # the reference's own copy of the document to the peak RSS measured above)
+        check_answers(policy, path, [ctx(i, *shapes[i % len(shapes)]) for i in range(40)])
     return {
         "agents": agents,
         "senders": agents * 10,

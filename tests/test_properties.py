@@ -188,14 +188,6 @@ def test_entry_order_does_not_matter(
 
 
 @PROPS
-@given(documents(), contexts())
-def test_compile_is_deterministic(doc: dict[str, Any], ctx: RunContext) -> None:
-    a = resolve_any(compile_doc(doc), ctx).to_json()
-    b = resolve_any(compile_doc(doc), ctx).to_json()
-    assert a == b
-
-
-@PROPS
 @given(documents(), contexts(), st.sampled_from([None, "agent:a:subagent:x:subagent:y"]))
 def test_child_is_subset_of_parent(
     doc: dict[str, Any], ctx: RunContext, child_key: str | None
@@ -254,56 +246,3 @@ def test_adding_a_deny_entry_never_adds_a_tool(
     scope["deny"] = [*scope["deny"], entry]
     after = resolve_any(compile_doc(doc), ctx)
     assert set(after.allowed) <= set(before.allowed)
-
-
-@PROPS
-@given(
-    documents(),
-    st.lists(contexts(), min_size=1, max_size=4),
-    st.lists(
-        st.sampled_from([*PLUGIN_TOOLS, Tool("opt", "voice", True), Tool("bash")]), max_size=4
-    ),
-)
-def test_fast_resolver_agrees_with_reference(
-    doc: dict[str, Any], ctxs: list[RunContext], extra: list[Tool]
-) -> None:
-    """The memoised bitmask path gives the same Resolution as the per-tool reference path:
-    same allowed tools, same removals (layer, kind, entry, source), same trail, same warnings."""
-    from policyctl.resolve import resolve_reference
-
-    policy = compile_doc(doc)
-    inventory = [*(Tool(n) for n in CORE), *extra]
-    for ctx in ctxs:  # several contexts in a row: the caches of one must not leak into another
-        fast = resolve(policy, ctx, inventory, require_tools=False)
-        ref = resolve_reference(policy, ctx, inventory)
-        assert fast.allowed == ref.allowed
-        assert fast.removed == ref.removed
-        assert fast.layers == ref.layers
-        assert fast.warnings == ref.warnings
-        assert fast.context == ref.context
-        again = resolve(
-            policy,
-            RunContext(
-                **{
-                    f: getattr(ctx, f)
-                    for f in (
-                        "agent",
-                        "provider",
-                        "model",
-                        "channel",
-                        "account",
-                        "group",
-                        "sender",
-                        "is_owner",
-                        "session_key",
-                        "spawned_by",
-                        "subagent_depth",
-                        "parent",
-                        "trigger",
-                    )
-                }
-            ),
-            inventory,
-            require_tools=False,
-        )
-        assert again.allowed == fast.allowed

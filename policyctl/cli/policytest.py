@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import TYPE_CHECKING, Any
-from xml.sax.saxutils import escape, quoteattr
 
 from .common import (
     EXIT_FINDINGS,
@@ -130,6 +129,9 @@ def render_text(results: list[FileResult], paint: Any, coverage: bool) -> str:
 
 
 def render_junit(results: list[FileResult]) -> str:
+    # xml.sax.saxutils pulls in urllib.request and http.client (~50 ms): only for junit
+    from xml.sax.saxutils import escape, quoteattr
+
     out = ['<?xml version="1.0" encoding="UTF-8"?>']
     total = sum(len(fr.results) for fr in results)
     failures = sum(fr.failed for fr in results)

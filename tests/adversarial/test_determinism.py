@@ -31,21 +31,55 @@ def test_hash_is_stable_across_runs_and_python_versions(name: str) -> None:
     assert bundle_hash(EXAMPLES / name) == EXPECTED[name]
 
 
-def test_hash_is_identical_in_a_fresh_process() -> None:
-    code = (
-        "from pathlib import Path; from policyctl.loader import load_document; "
-        "from policyctl.api import compile_loaded; from policyctl.bundle import build_bundle; "
-        f"l = load_document(Path({str(EXAMPLES / 'team.yaml')!r})); "
-        "print(build_bundle(l, compile_loaded(l))['hash'])"
-    )
+SEEDS = ("0", "1", "12345", "4242")
+# In each process: the bundle hash of every example and the JSON of a few resolutions (trail
+# and warnings included), so set or dict order that leaks into any output shows up.
+_PROBE = """
+import json, sys
+from pathlib import Path
+from policyctl import RunContext, Sender, resolve
+from policyctl.api import compile_loaded
+from policyctl.bundle import build_bundle
+from policyctl.loader import load_document
+out = {}
+for name in sys.argv[1:]:
+    loaded = load_document(Path(name))
+    policy = compile_loaded(loaded)
+    runs = [RunContext(), RunContext(agent="coder", provider="openai", sender=Sender(id="42")),
+            RunContext(session_key="agent:main:subagent:x", trigger="spawn")]
+    out[name] = [build_bundle(loaded, policy)["hash"],
+                 *(resolve(policy, c, require_tools=False).to_json() for c in runs)]
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def _in_process_with_seed(seed: str, code: str, *args: str) -> str:
     out = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         capture_output=True,
         text=True,
-        check=True,
-        env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"},
+        env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
     )
-    assert out.stdout.strip() == bundle_hash(EXAMPLES / "team.yaml")
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_compiling_under_different_hash_seeds_gives_identical_output() -> None:
+    files = [
+        str(p)
+        for p in sorted(EXAMPLES.glob("*.*"))
+        if p.suffix in (".yaml", ".toml") and ".test." not in p.name
+    ]
+    outputs = {seed: _in_process_with_seed(seed, _PROBE, *files) for seed in SEEDS}
+    assert len(set(outputs.values())) == 1, "output depends on PYTHONHASHSEED"
+    hashes = {Path(k).name: v[0] for k, v in json.loads(outputs["0"]).items()}
+    assert {k: v for k, v in hashes.items() if k in EXPECTED} == EXPECTED
+
+
+def test_the_seeds_really_change_hash_order() -> None:
+    """The comparison above can fail: the same processes order a set of strings differently."""
+    probe = "print(list({'read', 'write', 'exec', 'web_search', 'gateway', 'browser'}))"
+    assert len({_in_process_with_seed(seed, probe) for seed in SEEDS}) > 1
 
 
 def _shuffled(value: Any, rnd: random.Random) -> Any:

@@ -1,0 +1,124 @@
+"""What is known about a run once the session key has had its say (semantics 7.4-7.7, 7.10).
+
+Session keys, as OpenClaw writes them: `agent:<agent>:<rest>` where `<rest>` is `main` (or the
+configured main key), `<channel>:group:<group>`, `<channel>:<account>:group:<group>`,
+`<channel>:dm:<peer>`, or `subagent:<id>[:subagent:<id>...]`. A bare key is `<rest>` alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from policyctl import RunContext, Sender
+
+
+@dataclass(frozen=True)
+class KeyFacts:
+    agent: str | None
+    rest: str
+    channel: str | None
+    account: str | None
+    group: str | None
+
+
+def read_key(key: str) -> KeyFacts:
+    parts = key.split(":")
+    agent = None
+    if len(parts) >= 3 and parts[0] == "agent":
+        agent, parts = parts[1], parts[2:]
+    rest = ":".join(parts)
+    channel = account = group = None
+    if parts and parts[0] not in ("main", "subagent") and len(parts) >= 2:
+        channel = parts[0]
+        if "group" in parts[1:]:
+            at = parts.index("group", 1)
+            if at == 2:
+                account = parts[1]
+            group = ":".join(parts[at + 1 :]) or None
+    return KeyFacts(agent, rest, channel, account, group)
+
+
+@dataclass(frozen=True)
+class Facts:
+    agent: str | None
+    provider: str | None
+    model: str | None
+    channel: str | None
+    account: str | None
+    group: str | None
+    sender: Sender
+    is_owner: bool
+    session_key: str | None
+    is_subagent: bool
+    depth: int
+    sandboxed: bool
+    trigger: str
+
+
+def _sandbox_mode(doc: dict[str, Any], agent: str | None) -> str:
+    agents = doc.get("agents") or {}
+    entry = (agents.get("entries") or {}).get(agent) if agent else None
+    mode = ((entry or {}).get("sandbox") or {}).get("mode")
+    if mode is None:
+        mode = ((agents.get("defaults") or {}).get("sandbox") or {}).get("mode")
+    return str(mode or "off")
+
+
+def _is_main_session(
+    doc: dict[str, Any], agent: str | None, key: str | None, group: str | None
+) -> bool:
+    if key is None:
+        return group is None  # a run that names a group is a group session
+    session = doc.get("session") or {}
+    main_key = "global" if session.get("scope") == "global" else session.get("mainKey") or "main"
+    names = {"main", main_key}
+    if agent is not None:
+        names |= {f"agent:{agent}:{main_key}", f"agent:{agent}:main"}
+    return key in names
+
+
+def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = frozenset()) -> Facts:
+    key = ctx.session_key
+    own = read_key(key) if key is not None else None
+    agent = (own.agent if own and own.agent else None) or ctx.agent
+    is_subagent = bool(own and own.rest.startswith("subagent:"))
+    depth = 0
+    if is_subagent and own is not None:
+        # The key is the authority on how deep (7.10): a caller's subagentDepth that
+        # disagrees (0, or a shallower depth that would make a leaf an orchestrator) is ignored.
+        depth = own.rest.split(":").count("subagent")
+        # a caller may claim a deeper run (that only takes tools away), never a shallower one
+        depth = max(depth, ctx.subagent_depth or 0)
+    # Channel and group come from the session key, or from the spawning session's key for a
+    # spawned run. A key always decides the group (a main or DM key: no group); a key that
+    # names no channel or account leaves the caller's (the spec is silent there; a cron run's
+    # channel and account are the caller's word).
+    origin = own
+    if ctx.spawned_by and is_subagent:
+        origin = read_key(ctx.spawned_by)
+    if origin is None:
+        channel, account, group = ctx.channel, ctx.account, ctx.group
+    else:
+        channel, group = origin.channel or ctx.channel, origin.group
+        if group is None and "channel-only-from-group-keys" in quirks:
+            channel = ctx.channel
+        account = origin.account or ctx.account
+    mode = _sandbox_mode(doc, agent)
+    main = _is_main_session(doc, agent, key, group)
+    sandboxed = mode == "all" or (mode == "non-main" and not main)
+    return Facts(
+        agent=agent,
+        provider=ctx.provider,
+        model=ctx.model,
+        channel=channel,
+        account=account,
+        group=group,
+        sender=ctx.sender,
+        is_owner=ctx.is_owner,
+        session_key=key,
+        is_subagent=is_subagent,
+        depth=depth,
+        sandboxed=sandboxed,
+        trigger=ctx.trigger,
+    )
