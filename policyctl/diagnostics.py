@@ -292,9 +292,10 @@ CODES: dict[str, CodeInfo] = _codes(
         "PC386",
         W,
         "plugin tools dropped: id is reserved",
-        "A runtime inventory has a plugin whose id is `bundle-mcp`, starts with `group:` or "
-        "contains `*`; its tools are dropped from the run, since entries written for the MCP "
-        "tools, the group or the pattern would grant them.",
+        "A runtime inventory has a plugin whose id starts with `group:` or contains `*`; its "
+        "tools are dropped from the run, since entries written for the group or the pattern "
+        "would grant them. (`bundle-mcp` is how the host marks MCP tools, so it stands at run "
+        "time; a policy file's declared plugin may not claim it: PC385.)",
     ),
     (
         "PC383",

@@ -101,10 +101,13 @@ class Inventory:
                     )
                 )
                 continue
-            reserved = plugin_id_syntax(plugin) if plugin is not None else None
-            if reserved and not (plugin == MCP_PLUGIN_ID and "__" in name):
-                # `allow: [bundle-mcp]` would grant a plugin tool that claims the MCP id (an
-                # MCP tool is named `<server>__<tool>`); `group:...` or `*` ids likewise.
+            # `bundle-mcp` is how the host marks its MCP tools (the runtime's MCP client and
+            # test doubles use it), so it stands here; a policy file's declared plugins may not
+            # claim it (PC385). A `group:...` or `*` id is never an MCP marker: dropped.
+            reserved = (
+                plugin_id_syntax(plugin) if plugin is not None and plugin != MCP_PLUGIN_ID else None
+            )
+            if reserved:
                 conflicts.append(
                     Diagnostic.make(
                         "PC386",

@@ -98,8 +98,9 @@ def test_a_plugin_id_that_is_entry_syntax_is_refused() -> None:
     ]
     tools += [Tool("x_tool", "group:x"), Tool("star_tool", "st*")]
     res = resolve(policy, RunContext(), tools)
-    assert res.allowed == ("read", "github__create_pr")
-    assert sum(w.code == "PC386" for w in res.warnings) == 3
+    # at run time `bundle-mcp` is the host's MCP marker; group and glob ids are dropped
+    assert res.allowed == ("read", "deploy_prod", "github__create_pr")
+    assert sum(w.code == "PC386" for w in res.warnings) == 2
 
 
 names = st.lists(
