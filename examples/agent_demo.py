@@ -3,9 +3,11 @@
     python examples/agent_demo.py
 
 The "model" is a ScriptedProvider replaying two turns: it asks to read a file and to run a
-shell command from a sandboxed Slack group session. The policy lets the read through and
-refuses exec, and the refusal that goes back to the model says which layer removed it, which
-entry, where that entry is written, and what to change.
+shell command from a Slack group session. The policy lets the read through and refuses exec,
+which its messaging profile never had (layer 1). At the default refusal detail (`layer`) the
+refusal that goes back to the model says only that: the layer and its label. The entry, the
+file and line it is written at, and what to change go to the log and to observers; pass
+`Runtime(..., refusal_detail="full")` to send them to the model too.
 """
 
 from __future__ import annotations

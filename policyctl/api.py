@@ -5,13 +5,14 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from .catalog import load_catalog
 from .compile import CompiledPolicy, compile_document, relative_catalog_dir
-from .diagnostics import PolicyError
+from .diagnostics import Diagnostic, PolicyError
 from .loader import LoadedDocument, load_document
 from .model import PolicyDocument
 from .schema_errors import diagnostics_from_validation
@@ -50,7 +51,22 @@ def _gc_paused() -> Iterator[None]:
 
 def compile_loaded(loaded: LoadedDocument, limits: Limits | None = None) -> CompiledPolicy:
     with _gc_paused():
-        return _compile_loaded(loaded, limits)
+        try:
+            return _compile_loaded(loaded, limits)
+        except PolicyError as exc:
+            raise _unquoted_outside(exc, loaded.root) from None
+
+
+def _unquoted_outside(exc: PolicyError, root: str) -> PolicyError:
+    """The errors of a policy that failed, with the lines of every file but the root left
+    unquoted: a file an `extends` named may be any file of the tree, and a policy that does
+    not compile must not make CI print its lines (the location is still given)."""
+    return PolicyError(
+        [
+            replace(d, quote=False) if d.source is not None and d.source.file != root else d
+            for d in exc.diagnostics
+        ]
+    )
 
 
 def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPolicy:
@@ -61,7 +77,16 @@ def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPo
         loaded.locations.value(("catalog",)),
         limits,
     )
-    return compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)
+    if not loaded.diagnostics:
+        return compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)
+    # The loader's warnings (legacy shapes migrated, keys merged across spellings) ride along
+    # with the compiler's, in the error raised or on the compiled policy.
+    try:
+        policy = compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)
+    except PolicyError as exc:
+        raise PolicyError([*loaded.diagnostics, *exc.diagnostics]) from None
+    found = sorted({*loaded.diagnostics, *policy.diagnostics}, key=Diagnostic.sort_key)
+    return replace(policy, diagnostics=tuple(found))
 
 
 def load_policy(path: str | Path, *, limits: Limits | None = None) -> CompiledPolicy:

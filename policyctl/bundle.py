@@ -2,25 +2,38 @@
 
 A bundle carries the merged, validated document, the catalog definition and the location of
 every value, so a runtime can load it without reading the policy files, resolving `extends`,
-parsing YAML or reading catalog files. The hash covers everything but itself, so a bundle that
-was edited by hand, or is stale against its sources, is detected.
+parsing YAML or reading catalog files. Two hashes are checked on load: `contentHash` covers
+everything but itself, so a bundle edited by hand, or stale against its sources, is detected,
+and `hash` covers what the policy says. Hashes are unkeyed: anyone can recompute them after
+removing a deny. A *signed* bundle (HMAC-SHA256 under a key file, `policyctl compile --key`)
+cannot be forged without the key, and when a key is configured (POLICYCTL_BUNDLE_KEY_FILE, or
+`load_bundle(key=...)`) an unsigned or wrongly signed bundle is refused.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import hmac
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+
+from pydantic import Field, ValidationError
 
 from .api import validate_document
 from .catalog import catalog_from_definition
 from .compile import CompiledPolicy, compile_document
-from .diagnostics import Diagnostic, PolicyError, Source
-from .loader import LoadedDocument
-from .located import LocationIndex
-from .model import PolicyDocument
+from .diagnostics import CODES, Diagnostic, PolicyError, Source
+from .files import read_capped
+from .loader import LoadedDocument, parse_text, read_text
+from .located import LocationIndex, flatten
+from .model import PolicyDocument, StrictModel
+from .schema_errors import diagnostics_from_validation
+from .settings import bundle_key_file, default_limits
 
 FORMAT = "policyctl-bundle/1"
 
@@ -42,18 +55,24 @@ def build_bundle(loaded: LoadedDocument, policy: CompiledPolicy) -> dict[str, An
     base = Path(loaded.root).parent
     doc = PolicyDocument.model_validate(loaded.data)
 
+    relative: dict[str, str] = {}  # a handful of files, hundreds of thousands of rows
+
     def rows(table: dict[tuple[str | int, ...], Source]) -> list[list[Any]]:
-        out = [
-            [list(path), _relative(src.file, base), src.line, src.column]
-            for path, src in table.items()
-        ]
+        out = []
+        for path, src in table.items():
+            file = relative.get(src.file)
+            if file is None:
+                file = relative[src.file] = _relative(src.file, base)
+            out.append([list(path), file, src.line, src.column])
         return sorted(out, key=_canonical)
 
     body: dict[str, Any] = {
         "format": FORMAT,
         "root": _relative(loaded.root, base),
         "files": sorted(_relative(f, base) for f in loaded.files),
-        "catalog": list(policy.catalog.definition),
+        # a copy: the definition belongs to the (cached) catalog, and a bundle is plain data
+        # its caller may change
+        "catalog": copy.deepcopy(list(policy.catalog.definition)),
         "document": doc.model_dump(mode="json", by_alias=True, exclude_none=True),
         "locations": {"values": rows(loaded.locations.values), "keys": rows(loaded.locations.keys)},
     }
@@ -70,39 +89,151 @@ def render_bundle(bundle: dict[str, Any]) -> str:
     return json.dumps(bundle, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def _bundle_error(path: str, message: str) -> PolicyError:
-    return PolicyError([Diagnostic.make("PC416", message, Source(path, 1, 1))])
+def sign_bundle(bundle: dict[str, Any], key: bytes) -> dict[str, Any]:
+    """The bundle with an HMAC-SHA256 `signature` over everything else (hashes included)."""
+    body = {k: v for k, v in bundle.items() if k != "signature"}
+    return {**body, "signature": _signature(body, key)}
 
 
-def load_bundle(path: str | Path) -> CompiledPolicy:
-    """Load a bundle written by `policyctl compile`; verifies its format and hash."""
-    shown = str(path)
+def _signature(body: dict[str, Any], key: bytes) -> str:
+    mac = hmac.new(key, _canonical(body).encode(), hashlib.sha256)
+    return "hmac-sha256:" + mac.hexdigest()
+
+
+def read_key(path: str | Path) -> bytes:
+    """A signing key file's bytes (surrounding whitespace dropped); PC116 when unusable."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        key = read_capped(Path(path), 64 * 1024).strip()
     except OSError as exc:
         raise PolicyError(
-            [Diagnostic.make("PC101", f"cannot read {shown}: {exc.strerror}")]
+            [Diagnostic.make("PC116", f"cannot read the bundle key {path}: {exc}")]
         ) from None
-    except ValueError as exc:
-        raise _bundle_error(shown, f"not a bundle: {exc}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise _bundle_error(shown, f"not a {FORMAT} file")
-    claimed = data.pop("contentHash", None)
-    actual = "sha256:" + hashlib.sha256(_canonical(data).encode()).hexdigest()
-    if claimed != actual:
+    if len(key) < 16:
+        raise PolicyError(
+            [Diagnostic.make("PC116", f"the bundle key {path} is shorter than 16 bytes")]
+        )
+    return key
+
+
+def configured_key() -> bytes | None:
+    """The key of POLICYCTL_BUNDLE_KEY_FILE, when it is set."""
+    path = bundle_key_file()
+    return read_key(path) if path else None
+
+
+def _bundle_error(path: str, message: str, src: Source | None = None) -> PolicyError:
+    return PolicyError([Diagnostic.make("PC416", message, src or Source(path, 1, 1))])
+
+
+Row = tuple[list[str | int], str, int, int]
+
+
+class _Locations(StrictModel):
+    values: list[Row]
+    keys: list[Row]
+
+
+class BundleFile(StrictModel):
+    """The shape of a bundle file: checked before anything in it is used."""
+
+    format: str
+    root: str
+    files: list[str]
+    catalog: list[dict[str, Any]] = Field(min_length=1)
+    document: dict[str, Any]
+    locations: _Locations
+    hash: str
+    content_hash: str = Field(alias="contentHash")
+    signature: str | None = None
+
+
+def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
+    """Load a bundle written by `policyctl compile`, verifying before use: its shape (located
+    errors), its format, both hashes and, when a key is given or configured
+    (POLICYCTL_BUNDLE_KEY_FILE), its signature, which is then required."""
+    shown = str(path)
+    key = key if key is not None else configured_key()
+    # a bundle carries the location of every value: allow it more than a policy file
+    base = default_limits()
+    limits = replace(base, max_file_bytes=base.max_file_bytes * 8, max_nodes=base.max_nodes * 8)
+    text = read_text(Path(path), limits, shown)
+    try:
+        located = parse_text(text, shown, "json", limits)
+    except PolicyError as exc:
+        raise _bundle_error(shown, f"not a bundle: {exc.diagnostics[0].message}") from None
+    data, index = flatten(located)
+    if data.get("format") != FORMAT:
+        raise _bundle_error(shown, f"not a {FORMAT} file", index.value(("format",)))
+    try:
+        bundle = BundleFile.model_validate_json(text)
+    except ValidationError as exc:
+        found = diagnostics_from_validation(
+            exc, index, code_for_extra="PC416", model=BundleFile, data=data
+        )
+        raise PolicyError(
+            [replace(d, code="PC416", severity=CODES["PC416"].severity) for d in found]
+        ) from None
+    _verify(shown, data, bundle, key)
+    table = LocationIndex()
+    for rows, target in (
+        (bundle.locations.values, table.values),
+        (bundle.locations.keys, table.keys),
+    ):
+        for parts, file, line, column in rows:
+            target[tuple(parts)] = Source(file, line, column)
+    try:
+        definition: list[Mapping[str, Any]] = list(bundle.catalog)
+        catalog = catalog_from_definition(definition)
+    except ValidationError as exc:
+        problem = exc.errors()[0]["msg"]
+        raise _bundle_error(shown, f"the bundle's catalog is invalid: {problem}") from None
+    except (LookupError, TypeError, ValueError) as exc:  # a definition no compile wrote
+        raise _bundle_error(shown, f"the bundle's catalog is invalid: {exc!r}") from None
+    loaded = LoadedDocument(bundle.document, table, bundle.root, tuple(bundle.files))
+    return compile_document(validate_document(loaded), table, catalog, loaded.root, loaded.files)
+
+
+def _verify(shown: str, data: dict[str, Any], bundle: BundleFile, key: bytes | None) -> None:
+    body = {k: v for k, v in data.items() if k not in ("contentHash", "signature")}
+    if bundle.content_hash != _sha256(body):
         raise _bundle_error(
             shown,
             "content hash does not match: the bundle was modified; "
             "recompile it with `policyctl compile`",
         )
-    index = LocationIndex()
-    for table, rows in (
-        ("values", data["locations"]["values"]),
-        ("keys", data["locations"]["keys"]),
-    ):
-        target = index.values if table == "values" else index.keys
-        for parts, file, line, column in rows:
-            target[tuple(parts)] = Source(file, line, column)
-    catalog = catalog_from_definition(data["catalog"])
-    loaded = LoadedDocument(data["document"], index, data["root"], tuple(data["files"]))
-    return compile_document(validate_document(loaded), index, catalog, loaded.root, loaded.files)
+    semantic = {"format": FORMAT, "catalog": bundle.catalog, "document": bundle.document}
+    if bundle.hash != _sha256(semantic):
+        raise _bundle_error(
+            shown,
+            "policy hash does not match the catalog and document: the bundle was modified; "
+            "recompile it with `policyctl compile`",
+        )
+    if key is None:
+        return
+    signed = {k: v for k, v in data.items() if k != "signature"}
+    if bundle.signature is None:
+        raise PolicyError(
+            [
+                Diagnostic.make(
+                    "PC116",
+                    "the bundle is not signed, and a bundle key is configured",
+                    Source(shown, 1, 1),
+                    fix="compile it with `policyctl compile --key KEYFILE`",
+                )
+            ]
+        )
+    if not hmac.compare_digest(bundle.signature, _signature(signed, key)):
+        raise PolicyError(
+            [
+                Diagnostic.make(
+                    "PC116",
+                    "the bundle's signature does not match its content under the configured key",
+                    Source(shown, 1, 1),
+                    fix="recompile and sign it with the right key",
+                )
+            ]
+        )
+
+
+def _sha256(value: Any) -> str:
+    return "sha256:" + hashlib.sha256(_canonical(value).encode()).hexdigest()

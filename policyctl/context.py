@@ -114,7 +114,8 @@ def parse_session_key(key: str | None) -> SessionInfo:
     agent = None
     rest = text
     parts = text.split(":")
-    if len(parts) >= 3 and parts[0].lower() == "agent":
+    if len(parts) >= 2 and parts[0].lower() == "agent":
+        # `agent:<id>` with no rest still names the agent (else `--agent` would decide)
         agent = parts[1].strip().lower() or None
         rest = ":".join(parts[2:])
     segments = rest.split(":")

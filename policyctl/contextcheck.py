@@ -6,7 +6,9 @@ The resolution still follows the semantics; these warnings say that it did so fo
 policy never mentions, with the closest value it does mention:
 
 - PC450 an agent with no entry, when the policy has agent entries;
-- PC451 a provider that matches no `byProvider` key while one is close to it;
+- PC451 a provider that matches no `byProvider` key while one is close to it, or a model
+  that is not a `provider/model` key but is close to one (`gpt-5.4-mini:latest`, a dated
+  snapshot) while the key itself decides (keys are exact);
 - PC452 a channel the policy does not configure, while one is close to it or a group is named;
 - PC453 a group id that matches no key of the channel's groups map;
 - PC454 an account the channel does not configure, when the channel has accounts (a
@@ -65,6 +67,8 @@ def _check(policy: CompiledPolicy, eff: EffectiveContext) -> Iterator[Diagnostic
                 f'provider "{eff.provider}" matches no tools.byProvider key '
                 f"(keys: {', '.join(keys)}){hint}",
             )
+        elif eff.model is not None:
+            yield from _near_model(eff.provider, eff.model, keys)
     channel = eff.channel
     if channel is None:
         return
@@ -107,6 +111,29 @@ def _check(policy: CompiledPolicy, eff: EffectiveContext) -> Iterator[Diagnostic
         f'group "{eff.group}" matches no group id of channel {channel}'
         + (f" account {account}" if account else "")
         + f", so {applies}{_hint(eff.group, known)}",
+    )
+
+
+_MODEL_SUFFIX_STARTS = frozenset(":-@._+ ")
+
+
+def _near_model(provider: str, model: str, keys: list[str]) -> Iterator[Diagnostic]:
+    """PC451 for a model that is not a `provider/model` key but is close to one: a tag
+    (`gpt-5.4-mini:latest`) or a dated snapshot (`gpt-5.4-mini-2026-03-01`) of a model the
+    policy has rules for. Keys are exact (semantics), so those rules do not apply."""
+    run_key = f"{provider}/{model}"
+    models = [k.partition("/")[2] for k in keys if k.partition("/")[0] == provider and "/" in k]
+    if run_key in keys or not models:
+        return
+    prefixes = [m for m in models if model.startswith(m) and model[len(m)] in _MODEL_SUFFIX_STARTS]
+    near = max(prefixes, key=len) if prefixes else did_you_mean(model, models)
+    if near is None:
+        return
+    applies = f'the "{provider}" key applies' if provider in keys else "no byProvider key applies"
+    yield Diagnostic.make(
+        "PC451",
+        f'model "{model}" matches no tools.byProvider key (keys are exact), so the rules of '
+        f'"{provider}/{near}" do not apply and {applies}; did you mean "{provider}/{near}"?',
     )
 
 

@@ -127,6 +127,45 @@ CODES: dict[str, CodeInfo] = _codes(
         "without rules.",
     ),
     (
+        "PC112",
+        E,
+        "not a regular file",
+        "The path names a FIFO, a device, a socket or a directory. Policy files, the files they "
+        "extend and catalog files must be regular files (a device such as /dev/zero never ends, "
+        "a FIFO blocks the reader).",
+    ),
+    (
+        "PC113",
+        E,
+        "extends outside the policy tree",
+        "`extends` may name policy files (.yaml, .yml, .json, .toml) inside the directory of the "
+        "root policy file, or inside a directory listed in POLICYCTL_EXTENDS_ROOTS (separated "
+        "like PATH). Anything else could read any file the process can read into the policy "
+        "and its diagnostics.",
+    ),
+    (
+        "PC114",
+        E,
+        "number out of range",
+        "An integer is written with more than 4,300 digits, more than any policy value needs "
+        "(and more than Python converts by default).",
+    ),
+    (
+        "PC115",
+        E,
+        "invalid character",
+        "A string holds a lone UTF-16 surrogate (for example the escape \\ud800), which is not "
+        "a character and cannot be printed or written in any output format.",
+    ),
+    (
+        "PC116",
+        E,
+        "bundle signature",
+        "A bundle key is configured (POLICYCTL_BUNDLE_KEY_FILE or --key) and the bundle has no "
+        "signature, or its HMAC-SHA256 signature does not match its content under that key: "
+        "the bundle was not written by a holder of the key, or was changed since.",
+    ),
+    (
         "PC120",
         E,
         "reload failed unexpectedly",
@@ -256,6 +295,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "argument specifier on the argument the tool's kind reads",
         "`exec(command=git *)` would compare the raw command text, so `git x; rm -rf /` would "
         "match. Use the kind's own form (`exec(git *)`), which decides every command of the line.",
+    ),
+    (
+        "PC311",
+        E,
+        "keys collide after normalisation",
+        "Two keys of a map that is matched normalised (channels, accounts, agents, byProvider, "
+        "toolsBySender, MCP servers; plugin tool names) have the same normal form, such as "
+        '`Slack` and `"slack "`. One would silently replace the other, and with it its deny '
+        "lists. Merge them into one entry.",
     ),
     (
         "PC380",
@@ -428,6 +476,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "`alsoAllow` to lift single tools, or repeat the defaults you still want.",
     ),
     (
+        "PC420",
+        W,
+        "key spelled differently from the extended file",
+        "A key of a normalised map (a channel, agent, provider, sender key, ...) is spelled "
+        "differently from the same key in a file this one extends, such as `Slack` over `slack`. "
+        "The two are merged on their normal form, as they are matched, so the extended file's "
+        "deny lists still apply; spell it as the extended file does.",
+    ),
+    (
         "PC430",
         W,
         "group sender rule shadows the group's tools",
@@ -521,8 +578,9 @@ CODES: dict[str, CodeInfo] = _codes(
         "PC451",
         W,
         "unknown provider",
-        "The run's provider matches no tools.byProvider key but is close to one: the provider "
-        "profile and rules of that key do not apply.",
+        "The run's provider (or provider/model) matches no tools.byProvider key but is close "
+        "to one, such as a model tag or dated snapshot: the provider profile and rules of that "
+        "key do not apply (keys are exact).",
     ),
     (
         "PC452",
@@ -556,6 +614,9 @@ class Diagnostic:
     path: str = ""
     fix: str | None = None
     severity: Severity = field(default=Severity.ERROR)
+    #: False when the source line must not be quoted: the file did not parse as a policy (it
+    #: may be any file an `extends` named: a `.env`, a credentials file)
+    quote: bool = True
 
     @staticmethod
     def make(

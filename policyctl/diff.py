@@ -15,9 +15,10 @@ from typing import Any
 from .api import compile_loaded
 from .compile import CompiledPolicy
 from .diagnostics import Diagnostic, PolicyError
+from .escape import md_code, md_literal, printable_line
 from .loader import load_document
 from .located import list_path
-from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix
+from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix, main_session_key
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
 
@@ -52,6 +53,12 @@ class DiffResult:
     def widened(self) -> bool:
         return any(c.direction == "gain" for c in self.changes)
 
+    @property
+    def conclusive(self) -> bool:
+        """Whether the result shows if the change widens: a widening found is one, but on a
+        sampled matrix finding none does not show that no context gains a tool."""
+        return self.widened or not self.sampled
+
     def to_json(self) -> dict[str, Any]:
         return {
             "old": self.old,
@@ -59,6 +66,7 @@ class DiffResult:
             "contexts": self.contexts,
             "sampled": self.sampled,
             "widened": self.widened,
+            "conclusive": self.conclusive,
             "changes": [c.to_json() for c in self.changes],
         }
 
@@ -67,12 +75,25 @@ def load_revision(spec: str) -> CompiledPolicy:
     """A policy file, or `REV:path` for the file (and what it extends) at a git revision."""
     if ":" in spec and not Path(spec).exists():
         rev, _, rel = spec.partition(":")
+        # nothing from the command line may reach git as an option (`--output=FILE` writes a
+        # file): a revision or path starting with "-" is refused, and git is told where its
+        # options end
+        if rev.startswith("-") or rel.startswith("-"):
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC101",
+                        f"{spec!r}: a revision or path may not start with '-' "
+                        "(write ./PATH for a file whose name starts with '-')",
+                    )
+                ]
+            )
         path = Path(rel)
         top = _git(["rev-parse", "--show-toplevel"], Path.cwd()).strip()
 
         def reader(p: Path) -> str:
             inside = Path(p).resolve().relative_to(Path(top).resolve()).as_posix()
-            return _git(["show", f"{rev}:{inside}"], Path(top))
+            return _git(["show", "--end-of-options", f"{rev}:{inside}"], Path(top))
 
         return compile_loaded(load_document(path, reader=reader))
     return compile_loaded(load_document(spec))
@@ -104,10 +125,15 @@ def diff_policies(
     new_name: str,
     max_contexts: int = DEFAULT_MAX_CONTEXTS,
 ) -> DiffResult:
+    if max_contexts < 1:
+        raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     cells: dict[str, MatrixContext] = {}
     sampled = False
+    # a session key one policy takes for the main session and the other does not (a change
+    # of `session.mainKey` or `session.scope`) is a cell of both matrices
+    main_keys = {main_session_key(old), main_session_key(new)}
     for policy in (old, new):
-        matrix = context_matrix(policy, max_contexts)
+        matrix = context_matrix(policy, max_contexts, main_keys=main_keys)
         sampled = sampled or matrix.sampled
         for cell in matrix.contexts:
             cells.setdefault(cell.label, cell)
@@ -153,31 +179,42 @@ def render_text(result: DiffResult) -> str:
         where = f", {c.where}" if c.where else ""
         lines.append(
             f"{'+' if verb == 'gain' else '-'} {len(c.contexts)} context"
-            f"{'s' * (len(c.contexts) != 1)} {verb} {', '.join(c.tools)}, "
-            f"{why} {c.rule}{where}"
+            f"{'s' * (len(c.contexts) != 1)} {verb} {printable_line(', '.join(c.tools))}, "
+            f"{why} {printable_line(c.rule)}{printable_line(where)}"
         )
         for label in c.contexts[:3]:
-            lines.append(f"    {label}")
+            lines.append(f"    {printable_line(label)}")
         if len(c.contexts) > 3:
             lines.append(f"    ... and {len(c.contexts) - 3} more")
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
     # a sample cannot show that nothing widened, only that the sampled contexts did not
     verdict = "WIDENED" if result.widened else "not widened"
-    if result.sampled and not result.widened:
-        verdict += " in the sampled contexts (raise --max-contexts to compare them all)"
+    if not result.conclusive:
+        verdict = "INCONCLUSIVE (sampled), not widened in the contexts compared"
     lines.append(
         f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
     )
+    if not result.conclusive:
+        lines.append(
+            "a sample cannot show that no other context gains a tool: --fail-on-widen fails "
+            "unless --allow-sampled accepts it; raise --max-contexts to compare them all"
+        )
     return "\n".join(lines) + "\n"
 
 
 def render_markdown(result: DiffResult) -> str:
     lines = [
-        f"### policyctl diff: `{result.old}` → `{result.new}`",
+        f"### policyctl diff: {md_code(result.old)} → {md_code(result.new)}",
         "",
         f"{result.contexts} contexts compared" + (" (sampled)." if result.sampled else "."),
     ]
+    if not result.conclusive:
+        lines += [
+            "",
+            "**Inconclusive:** no widening in the sampled contexts, which does not show that "
+            "no other context widens (raise `--max-contexts`, or accept with `--allow-sampled`).",
+        ]
     gains = [c for c in result.changes if c.direction == "gain"]
     losses = [c for c in result.changes if c.direction == "lose"]
     if not result.changes:
@@ -196,11 +233,13 @@ def render_markdown(result: DiffResult) -> str:
             "|---|---|---|---|",
         ]
         for c in items:
-            example = "<br>".join(f"`{label}`" for label in c.contexts[:3])
+            # Ids, entries and file names come from the policies: escaped, so a backtick, `|`,
+            # newline or `<!--` in them cannot break the table or hide the rest of a comment.
+            example = "<br>".join(md_code(label) for label in c.contexts[:3])
             more = f"<br>… {len(c.contexts) - 3} more" if len(c.contexts) > 3 else ""
-            tools = ", ".join(f"`{t}`" for t in c.tools)
+            tools = ", ".join(md_code(t) for t in c.tools)
             lines.append(
                 f"| {len(c.contexts)}: {example}{more} | {tools} | {why} "
-                f"`{c.rule}` | {c.where or ''} |"
+                f"{md_code(c.rule)} | {md_literal(c.where or '')} |"
             )
     return "\n".join(lines) + "\n"

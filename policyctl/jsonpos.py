@@ -25,6 +25,8 @@ _TOKEN = re.compile(
 _END = re.compile(r"[ \t\r\n]*\Z")
 _CLOSE = re.compile(r"[ \t\r\n]*\]")
 _LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_DIGITS = 4300
 
 
 class _Reader:
@@ -66,9 +68,16 @@ class _Reader:
         if "\\" not in raw:
             return raw
         try:
-            return str(json.loads(f'"{raw}"'))
+            text = str(json.loads(f'"{raw}"'))
         except ValueError:
             raise self.fail("JSON syntax error: invalid escape in string", offset) from None
+        if _SURROGATE.search(text):
+            raise self.fail(
+                "the string holds a lone UTF-16 surrogate, which is not a character",
+                offset,
+                "PC115",
+            )
+        return text
 
     def value(self, depth: int) -> tuple[Any, Source]:
         m, offset = self.token()
@@ -85,7 +94,11 @@ class _Reader:
             raise self.fail(f"JSON syntax error: unexpected {punct!r}", offset)
         number = m.group(3)
         if number is not None:
-            return (float(number) if any(c in number for c in ".eE") else int(number)), src
+            if any(c in number for c in ".eE"):
+                return float(number), src
+            if len(number) > _MAX_DIGITS:  # int() refuses beyond 4,300 digits anyway
+                raise self.fail("the integer has too many digits", offset, "PC114")
+            return int(number), src
         return _LITERALS[m.group(4)], src
 
     def check_depth(self, depth: int, offset: int) -> None:
@@ -147,7 +160,10 @@ def parse_json(
     reader = _Reader(text, name, limits)
     if not text.strip():
         return None
-    value, _ = reader.value(0)
+    try:
+        value, _ = reader.value(0)
+    except RecursionError:  # a backstop: the depth limit stops well before the stack does
+        raise reader.fail("nesting too deep to parse", 0, "PC107") from None
     if _END.match(text, reader.pos) is None:
         raise reader.fail("JSON syntax error: extra data after the document")
     if reader.duplicates and problems is None:

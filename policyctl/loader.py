@@ -12,12 +12,16 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path as FsPath
 from typing import Any
 
-from .diagnostics import Diagnostic, PolicyError, Source
+from .carry import carry_base_denies
+from .diagnostics import Diagnostic, PolicyError, Severity, Source
+from .files import NotRegularFile, TooLarge, confinement_problem, extends_error, read_capped
+from .keys import collisions, migrate_legacy
 from .located import LocationIndex, LocMap, LocSeq, flatten
+from .merge import merge
 from .settings import Limits, default_limits
 
 if sys.version_info >= (3, 11):
@@ -34,6 +38,8 @@ class LoadedDocument:
     locations: LocationIndex
     root: str
     files: tuple[str, ...]
+    #: warnings of the merge (legacy shapes migrated, keys spelled differently across files)
+    diagnostics: tuple[Diagnostic, ...] = ()
 
 
 def _fail(
@@ -46,19 +52,24 @@ def _fail(
 
 
 def read_text(path: FsPath, limits: Limits, shown: str | None = None) -> str:
+    """A regular file's text, read with a hard byte cap (see `files`)."""
     name = shown or str(path)
     try:
-        size = path.stat().st_size
-        if size > limits.max_file_bytes:
-            raise _fail(
-                "PC106",
-                f"file is {size} bytes; the limit is {limits.max_file_bytes}",
-                Source(name, 1, 1),
-                fix="raise POLICYCTL_MAX_FILE_BYTES if this is intended",
-            )
-        raw = path.read_bytes()
-    except PolicyError:
-        raise
+        raw = read_capped(path, limits.max_file_bytes)
+    except TooLarge:
+        raise _fail(
+            "PC106",
+            f"file is larger than the limit of {limits.max_file_bytes} bytes",
+            Source(name, 1, 1),
+            fix="raise POLICYCTL_MAX_FILE_BYTES if this is intended",
+        ) from None
+    except NotRegularFile:
+        raise _fail(
+            "PC112",
+            f"{name} is not a regular file",
+            Source(name, 1, 1),
+            fix="name a policy file, not a device, FIFO or directory",
+        ) from None
     except OSError as exc:
         raise _fail("PC101", f"cannot read {name}: {exc.strerror or exc}") from None
     return decode(raw, name, limits)
@@ -158,6 +169,7 @@ _SPECIAL_FLOAT = {
     "-.inf": float("-inf"),
     ".nan": float("nan"),
 }
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _STD = "tag:yaml.org,2002:"
 _PLAIN_TAGS = {f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")} | {"!"}
 
@@ -214,6 +226,7 @@ class _YamlReader:
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.total = 0
+        self.aliased = 0
         self.root: Any = None
         self.documents = 0
         self.duplicates: list[Diagnostic] = []
@@ -278,6 +291,14 @@ class _YamlReader:
                 raise _fail("PC103", f"unknown alias *{event.anchor}", self.src(event))
             value, size = self.anchors[event.anchor]
             self.require_value_slot(event)
+            self.aliased += size
+            if self.aliased > self.limits.max_alias_nodes:
+                raise _fail(
+                    "PC108",
+                    f"aliases add more than {self.limits.max_alias_nodes} nodes",
+                    self.src(event),
+                    fix="write the repeated parts out, or raise POLICYCTL_MAX_ALIAS_NODES",
+                )
             self.count(size, event)
             self.emit(value, self.src(event), size, counted=True)
         elif kind == "DocumentStartEvent":
@@ -323,6 +344,8 @@ class _YamlReader:
 
     def on_scalar(self, event: Any) -> None:
         src = self.src(event)
+        if _SURROGATE.search(event.value):
+            raise lone_surrogate(src)
         tag = event.tag
         tag_text = str(getattr(tag, "value", tag)) if tag is not None else None
         if tag_text is not None:
@@ -351,12 +374,15 @@ class _YamlReader:
             top.key, top.key_src = event.value, src
             self.count(1, event)
             return
-        if tag_text is not None and tag_text != "!":
-            value = _tagged_scalar(tag_text, event.value, src)
-        elif event.style is None and tag_text is None:
-            value = resolve_plain(event.value)
-        else:
-            value = event.value
+        try:
+            if tag_text is not None and tag_text != "!":
+                value = _tagged_scalar(tag_text, event.value, src)
+            elif event.style is None and tag_text is None:
+                value = resolve_plain(event.value)
+            else:
+                value = event.value
+        except ValueError:  # an integer beyond Python's conversion limit (4,300 digits)
+            raise number_too_long(src) from None
         self.count(1, event)
         if event.anchor is not None:
             self.anchors[event.anchor] = (value, 1)
@@ -377,6 +403,19 @@ class _YamlReader:
             frame.key = frame.key_src = None
 
 
+def lone_surrogate(src: Source) -> PolicyError:
+    return _fail(
+        "PC115",
+        "the string holds a lone UTF-16 surrogate, which is not a character",
+        src,
+        fix="remove the \\ud800-\\udfff escape",
+    )
+
+
+def number_too_long(src: Source) -> PolicyError:
+    return _fail("PC114", "the integer has too many digits", src)
+
+
 # -- TOML -------------------------------------------------------------------------------------
 
 _TOML_POS = re.compile(r"at line (\d+), column (\d+)")
@@ -392,6 +431,8 @@ def _parse_toml(text: str, name: str, limits: Limits) -> LocMap:
         where = Source(name, int(found[1]), int(found[2])) if found else Source(name, 1, 1)
         message = _TOML_POS.sub("", str(exc)).strip(" ()")
         raise _fail("PC103", f"TOML syntax error: {message}", where) from None
+    except ValueError:  # tomllib's integer conversion beyond 4,300 digits
+        raise _fail("PC114", "an integer has too many digits", Source(name, 1, 1)) from None
     except RecursionError:
         raise _fail("PC107", "nesting too deep to parse", Source(name, 1, 1)) from None
     return locate_toml(data, text, name, limits)
@@ -408,116 +449,125 @@ def load_document(
     limits: Limits | None = None,
     text: str | None = None,
     reader: Reader | None = None,
+    tried: list[str] | None = None,
     problems: list[Diagnostic] | None = None,
 ) -> LoadedDocument:
     """Read a policy file and everything it `extends`, merged, with locations kept.
 
     `reader` replaces reading from disk (for every file, the root included unless `text` is
     given): `policyctl diff HEAD~1:policy.yaml ...` reads a revision's files through git.
-    `problems` collects duplicate keys instead of refusing the file (see `parse_text`)."""
+    `extends` may only name policy files under the root file's directory (or a directory of
+    `limits.extends_roots`). `tried` receives every file the load tried to read, also when it
+    fails (the hot-reload store watches them: a missing `extends` target may appear).
+    `problems` collects duplicate keys instead of refusing the file (see `parse_text`), and
+    the merge's errors (colliding keys) instead of raising them."""
     limits = limits or default_limits()
     root = FsPath(path)
-    files: list[str] = []
-    merged = _load_with_extends(root, limits, (), files, text, None, reader, problems)
+    roots = (root.parent.resolve(), *(FsPath(r).resolve() for r in limits.extends_roots))
+    loading = _Loading(limits, roots, reader, problems)
+    try:
+        merged = loading.load(root, (), text, None)
+    finally:
+        if tried is not None:
+            tried.extend(loading.tried)
+    errors = [d for d in loading.diagnostics if d.severity is Severity.ERROR]
+    if errors and problems is None:
+        raise PolicyError(loading.diagnostics)
+    if problems is not None:
+        problems.extend(errors)
+        loading.diagnostics = [d for d in loading.diagnostics if d not in errors]
     data, index = flatten(merged)
-    return LoadedDocument(data, index, str(root), tuple(files))
+    return LoadedDocument(data, index, str(root), tuple(loading.files), tuple(loading.diagnostics))
 
 
-def _load_with_extends(
-    path: FsPath,
-    limits: Limits,
-    chain: tuple[FsPath, ...],
-    files: list[str],
-    text: str | None,
-    named_at: Source | None,
-    reader: Reader | None = None,
-    problems: list[Diagnostic] | None = None,
-) -> LocMap:
-    real = path.resolve()
-    if real in chain:
-        cycle = " -> ".join(p.name for p in (*chain, real))
-        raise _fail("PC109", f"extends cycle: {cycle}", named_at)
-    if len(chain) > limits.max_extends:
-        raise _fail("PC109", f"more than {limits.max_extends} levels of extends", named_at)
-    shown = str(path)
-    if text is None and reader is not None:
+class _Loading:
+    """One `load_document` call: the files read so far and the warnings of the merge."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        roots: tuple[FsPath, ...],
+        reader: Reader | None,
+        problems: list[Diagnostic] | None,
+    ) -> None:
+        self.limits = limits
+        self.roots = roots
+        self.reader = reader
+        self.problems = problems
+        self.files: list[str] = []
+        self.tried: list[str] = []
+        self.diagnostics: list[Diagnostic] = []
+
+    def load(
+        self, path: FsPath, chain: tuple[FsPath, ...], text: str | None, named_at: Source | None
+    ) -> LocMap:
+        limits = self.limits
+        real = path.resolve()
+        if real in chain:
+            cycle = " -> ".join(p.name for p in (*chain, real))
+            raise _fail("PC109", f"extends cycle: {cycle}", named_at)
+        if len(chain) > limits.max_extends:
+            raise _fail("PC109", f"more than {limits.max_extends} levels of extends", named_at)
+        shown = str(path)
+        if named_at is not None:
+            problem = confinement_problem(path, self.roots)
+            if problem:
+                raise extends_error(f"extends: {problem}", named_at)
         try:
-            text = decode(reader(path).encode("utf-8"), shown, limits)
-        except OSError as exc:
-            raise _fail("PC101", f"cannot read {shown}: {exc}", named_at) from None
-    if text is None:
-        if not path.exists():
-            raise _fail("PC101", f"{shown} does not exist", named_at)
-        text = read_text(path, limits, shown)
-    files.append(shown)
-    doc = parse_text(text, shown, detect_format(shown), limits, problems)
-    parents = doc.pop("extends", None)
-    if parents is None:
-        return doc
-    where = doc.val_src.get("extends") or doc.src
-    items: list[tuple[Any, Source | None]]
-    if isinstance(parents, str):
-        items = [(parents, where)]
-    elif isinstance(parents, list):
-        items = list(
-            zip(parents, getattr(parents, "item_src", [where] * len(parents)), strict=False)
-        )
-    else:
-        raise _fail("PC202", "extends must be a path or a list of paths", where, path="extends")
-    base: LocMap | None = None
-    for item, item_src in items:
-        if not isinstance(item, str) or not item.strip():
-            raise _fail(
-                "PC202", "extends entries must be non-empty paths", item_src, path="extends"
+            doc = self._parse(path, shown, text, named_at)
+        except PolicyError as exc:
+            if named_at is None:
+                raise
+            # The file did not parse as a policy: it may be any file (a `.env`), so its lines
+            # are never quoted in the diagnostics.
+            raise PolicyError([replace(d, quote=False) for d in exc.diagnostics]) from None
+        doc = migrate_legacy(doc, self.diagnostics)
+        self.diagnostics.extend(collisions(doc))
+        parents = doc.pop("extends", None)
+        if parents is None:
+            return doc
+        where = doc.val_src.get("extends") or doc.src
+        items: list[tuple[Any, Source | None]]
+        if isinstance(parents, str):
+            items = [(parents, where)]
+        elif isinstance(parents, list):
+            items = list(
+                zip(parents, getattr(parents, "item_src", [where] * len(parents)), strict=False)
             )
-        target = path.parent / item
-        loaded = _load_with_extends(
-            target, limits, (*chain, real), files, None, item_src, reader, problems
-        )
-        base = loaded if base is None else merge(base, loaded)
-    assert base is not None or not items
-    return merge(base, doc) if base is not None else doc
-
-
-def merge(base: LocMap, over: LocMap, path: tuple[str, ...] = ()) -> LocMap:
-    """Deep-merge mappings; lists are replaced, except `deny` lists, which are unioned.
-
-    A base file's deny can never be dropped by a file that extends it, and neither can any
-    base value be erased with `null` (that would drop a deny list by the back door).
-    """
-    out = LocMap(over.src or base.src)
-    for key, value in base.items():
-        out.put(key, value, base.key_src.get(key), base.val_src.get(key))
-    for key, value in over.items():
-        key_src, val_src = over.key_src.get(key), over.val_src.get(key)
-        if key not in base:
-            out.put(key, value, key_src, val_src)
-            continue
-        old = base[key]
-        if value is None and old is not None:
-            raise _fail(
-                "PC203",
-                f'"{key}" is set in an extended file; null here would erase it',
-                val_src or key_src,
-                path=".".join((*path, key)),
-                fix="remove this key, or override the fields you mean to change",
-            )
-        if isinstance(old, LocMap) and isinstance(value, LocMap):
-            out.put(key, merge(old, value, (*path, key)), key_src, val_src)
-        elif key == "deny" and isinstance(old, LocSeq) and isinstance(value, LocSeq):
-            out.put(key, _union(old, value), key_src, val_src)
         else:
-            out.put(key, value, key_src, val_src)
-    return out
+            raise _fail("PC202", "extends must be a path or a list of paths", where, path="extends")
+        base: LocMap | None = None
+        for item, item_src in items:
+            if not isinstance(item, str) or not item.strip():
+                raise _fail(
+                    "PC202", "extends entries must be non-empty paths", item_src, path="extends"
+                )
+            loaded = self.load(path.parent / item, (*chain, real), None, item_src)
+            base = loaded if base is None else self._merge(base, loaded)
+        assert base is not None or not items
+        return self._merge(base, doc) if base is not None else doc
 
+    def _merge(self, base: LocMap, over: LocMap) -> LocMap:
+        """`over` on top of `base`; the base's denies follow into scopes `over` adds that would
+        shadow them (see `carry`)."""
+        return carry_base_denies(base, merge(base, over, self.diagnostics))
 
-def _union(first: LocSeq, second: LocSeq) -> LocSeq:
-    out = LocSeq(second.src or first.src)
-    seen: set[Any] = set()
-    for seq in (first, second):
-        for item, src in zip(seq, seq.item_src, strict=False):
-            marker = item.strip().lower() if isinstance(item, str) else repr(item)
-            if marker not in seen:
-                seen.add(marker)
-                out.add(item, src)
-    return out
+    def _parse(self, path: FsPath, shown: str, text: str | None, named_at: Source | None) -> LocMap:
+        self.tried.append(shown)
+        if text is None and self.reader is not None:
+            try:
+                text = decode(self.reader(path).encode("utf-8"), shown, self.limits)
+            except OSError as exc:
+                raise _fail("PC101", f"cannot read {shown}: {exc}", named_at) from None
+        if text is None:
+            if not path.exists():
+                raise _fail("PC101", f"{shown} does not exist", named_at)
+            text = read_text(path, self.limits, shown)
+        self.files.append(shown)
+        if self.problems is None:
+            return parse_text(text, shown, detect_format(shown), self.limits)
+        found: list[Diagnostic] = []
+        doc = parse_text(text, shown, detect_format(shown), self.limits, found)
+        # an extended file's lines are never quoted (it may be any file of the tree)
+        self.problems.extend(d if named_at is None else replace(d, quote=False) for d in found)
+        return doc

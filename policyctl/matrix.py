@@ -67,6 +67,9 @@ class Place:
     group: str | None
     non_main: bool
     depth: int
+    #: the session key of a main-session place standing for another policy's main key
+    #: (`diff`: a change of `session.mainKey` or `session.scope` must show), else `main`
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +96,16 @@ class Matrix:
 class Dimensions:
     """The value lists of every dimension of one policy; cell `i` of the product on demand."""
 
-    def __init__(self, policy: CompiledPolicy, agents: Sequence[str | None] | None = None) -> None:
+    def __init__(
+        self,
+        policy: CompiledPolicy,
+        agents: Sequence[str | None] | None = None,
+        main_keys: Iterable[str] = (),
+    ) -> None:
         self.policy = policy
+        #: session keys, besides `main`, that name the main session of some policy compared
+        #: with this one: each is a session of its own where main and non-main differ
+        self.main_keys = sorted({k for k in main_keys if k != "main"})
         all_agents: list[str | None] = [None, *sorted(policy.agents)]
         self.agents = all_agents if agents is None else [a for a in all_agents if a in agents]
         self.providers = _providers(policy)
@@ -156,6 +167,8 @@ class Dimensions:
         def add(channel: str | None, account: str | None, group: str | None) -> None:
             for non_main in [True] if group is not None else sessions:
                 out.append(Place(channel, account, group, non_main, 0))
+            if group is None and len(sessions) > 1:
+                out.extend(Place(channel, account, None, False, 0, k) for k in self.main_keys)
             for depth in self._depths():
                 out.append(Place(channel, account, group, True, depth))
 
@@ -313,12 +326,22 @@ def context_matrix(
     max_contexts: int = 2000,
     *,
     agents: Sequence[str | None] | None = None,
+    main_keys: Iterable[str] = (),
 ) -> Matrix:
     """The matrix of `policy` (only the given agents' rows when `agents` is set; `None` in it
-    stands for "no agent"), sampled deterministically beyond `max_contexts` cells."""
-    dims = Dimensions(policy, agents)
+    stands for "no agent"), sampled deterministically beyond `max_contexts` cells.
+
+    `main_keys`: the keys naming the main session in the policies `policy` is compared with
+    (`main_session_key`); each becomes a session of its own, so that a run whose key one
+    policy takes for the main session and the other does not is a cell."""
+    dims = Dimensions(policy, agents, main_keys)
     picked = dims.indexes(max_contexts)
     return Matrix(tuple(dims.context_at(i) for i in picked), dims.total, dims.total > len(picked))
+
+
+def main_session_key(policy: CompiledPolicy) -> str:
+    """The key besides `main` that names the policy's main session (semantics 7.6)."""
+    return "global" if policy.session_scope == "global" else policy.main_key
 
 
 def matrix_context(cell: Cell) -> MatrixContext:
@@ -331,7 +354,7 @@ def matrix_context(cell: Cell) -> MatrixContext:
     elif place.non_main:
         key = f"{head}dm:matrix"
     else:
-        key = f"{head}main"
+        key = f"{head}{place.key or 'main'}"
     spawned_by = None
     if place.depth:
         spawned_by = key
@@ -376,6 +399,8 @@ def _label(cell: Cell) -> str:
             parts.append(f"account={place.account}")
     if place.non_main and place.group is None and not place.depth:
         parts.append("session=non-main")
+    if place.key is not None:
+        parts.append(f"session={place.key}")
     ident = [f"{k}:{v}" for k, v in zip(SENDER_KINDS, cell.sender, strict=True) if v is not None]
     parts.append("sender=" + (",".join(ident) if ident else "(anonymous)"))
     if place.depth:

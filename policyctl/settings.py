@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
+
+#: The deepest nesting any setting may allow: the readers and the merge recurse once or twice
+#: per level, and Python's own stack must stay far from its limit (1,000 frames).
+DEPTH_CEILING = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,17 +19,20 @@ class Limits:
     max_depth: int = 64
     max_nodes: int = 2_000_000
     max_extends: int = 32
+    #: nodes that YAML aliases may add on top of the nodes written out (an alias bomb's lever)
+    max_alias_nodes: int = 100_000
+    #: directories besides the root policy's own that `extends` may read from
+    extends_roots: tuple[str, ...] = ()
 
 
 @lru_cache(maxsize=1)
 def default_limits() -> Limits:
-    """Limits from the environment (POLICYCTL_MAX_FILE_BYTES, ..._MAX_DEPTH, ..._MAX_NODES).
+    """Limits from the environment (POLICYCTL_MAX_FILE_BYTES, ..._MAX_DEPTH, ..._MAX_NODES,
+    ..._MAX_EXTENDS, ..._MAX_ALIAS_NODES, ..._EXTENDS_ROOTS).
 
     pydantic-settings does the reading and type-checking; it is imported only when a
     POLICYCTL_* variable is set, so the common case starts fast.
     """
-    import os
-
     if not any(name.startswith("POLICYCTL_") for name in os.environ):
         return Limits()  # nothing to read: skip importing pydantic-settings (and asyncio)
     from pydantic import Field, ValidationError
@@ -35,9 +43,11 @@ def default_limits() -> Limits:
     class PolicyctlSettings(BaseSettings):
         model_config = SettingsConfigDict(env_prefix="POLICYCTL_", extra="ignore")
         max_file_bytes: int = Field(base.max_file_bytes, gt=0)
-        max_depth: int = Field(base.max_depth, gt=0)
+        max_depth: int = Field(base.max_depth, gt=0, le=DEPTH_CEILING)
         max_nodes: int = Field(base.max_nodes, gt=0)
         max_extends: int = Field(base.max_extends, gt=0)
+        max_alias_nodes: int = Field(base.max_alias_nodes, ge=0)
+        extends_roots: str = ""
 
     try:
         s = PolicyctlSettings()
@@ -53,4 +63,14 @@ def default_limits() -> Limits:
                 for err in exc.errors()
             ]
         ) from None
-    return Limits(s.max_file_bytes, s.max_depth, s.max_nodes, s.max_extends)
+    roots = tuple(p for p in s.extends_roots.split(os.pathsep) if p.strip())
+    return Limits(
+        s.max_file_bytes, s.max_depth, s.max_nodes, s.max_extends, s.max_alias_nodes, roots
+    )
+
+
+def bundle_key_file() -> str | None:
+    """POLICYCTL_BUNDLE_KEY_FILE: the HMAC key that bundles are signed with and verified
+    against. When it is set, every bundle loaded must carry a valid signature."""
+    value = os.environ.get("POLICYCTL_BUNDLE_KEY_FILE", "").strip()
+    return value or None

@@ -23,12 +23,27 @@ from .api import compile_loaded
 from .compile import CompiledPolicy
 from .context import RunContext
 from .diagnostics import Diagnostic, PolicyError
+from .files import read_capped
 from .inventory import Inventory, Tool
-from .loader import load_document
+from .loader import decode, load_document
 from .pipeline.engine import Resolver
 from .pipeline.result import Resolution
+from .settings import default_limits
 
 log = logging.getLogger("policyctl.store")
+
+#: (file, SHA-256 of its bytes or "missing") for every watched file
+Fingerprint = tuple[tuple[str, str], ...]
+_MISSING = "missing"
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of a regular file's bytes; "missing" for anything unreadable (a FIFO or a
+    device is never read: see `files.read_capped`)."""
+    try:
+        return hashlib.sha256(read_capped(path, default_limits().max_file_bytes)).hexdigest()
+    except OSError:
+        return _MISSING
 
 
 class PolicyUnavailable(RuntimeError):
@@ -61,11 +76,11 @@ class PolicyStore:
         self._version = 0
         self._errors: tuple[Diagnostic, ...] = ()
         self._watched: tuple[Path, ...] = (self.path,)
-        self._fingerprint: tuple[tuple[str, str], ...] | None = None
+        self._fingerprint: Fingerprint | None = None
         self._lock = threading.Lock()  # one reload at a time; readers never take it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.reload()
+        self._first_load()
 
     # -- reading: lock-free -----------------------------------------------------------------
 
@@ -96,22 +111,29 @@ class PolicyStore:
 
     # -- loading ------------------------------------------------------------------------------
 
-    def _fingerprint_of(self, paths: Iterable[Path]) -> tuple[tuple[str, str], ...]:
-        out = []
-        for p in paths:
-            try:
-                digest = hashlib.sha256(p.read_bytes()).hexdigest()
-            except OSError:
-                digest = "missing"
-            out.append((str(p), digest))
-        return tuple(out)
+    def _fingerprint_of(self, paths: Iterable[Path]) -> Fingerprint:
+        return tuple((str(p), _digest(p)) for p in paths)
 
     def reload(self) -> bool:
-        """Load and compile now; swap in if valid. True when a new version went in."""
+        """Load and compile now; swap in if valid. True when a new version went in.
+
+        For a caller that knows the files are complete (it just replaced them atomically);
+        the watcher and the first load wait for quiet files instead."""
         return self._reload(verify_quiet=False)
 
+    def _first_load(self) -> None:
+        """The first load waits for quiet files too: a store started while a file is being
+        written must not serve its truncated state. It gives up after a few `settle` periods
+        (no version: fail closed) and the watcher loads the file once it is quiet."""
+        for _ in range(10):
+            if self._quiet(self._watched):
+                self._reload(verify_quiet=True)
+                if self._fingerprint is not None:
+                    return  # loaded, or failed on what the files really hold
+            time.sleep(max(self.settle, 0.01))
+
     def _quiet(self, paths: Iterable[Path]) -> bool:
-        """No file modified within the last `settle` seconds."""
+        """No file modified within the last `settle` seconds (nor in the future)."""
         now = time.time()
         for p in paths:
             try:
@@ -123,35 +145,49 @@ class PolicyStore:
 
     def _reload(self, verify_quiet: bool) -> bool:
         with self._lock:
-            before = self._fingerprint_of(self._watched)
+            # The fingerprint is made of exactly the bytes the load read (or "missing"), so a
+            # write that lands between reading a file and fingerprinting it can never be lost:
+            # the next check sees a digest that differs from what was read, and loads again.
+            seen: dict[str, str] = {}
+            tried: list[str] = []
+            limits = default_limits()
+
+            def read(path: Path) -> str:
+                try:
+                    raw = read_capped(path, limits.max_file_bytes)
+                except OSError:
+                    seen[str(path)] = _MISSING
+                    raise
+                seen[str(path)] = hashlib.sha256(raw).hexdigest()
+                return decode(raw, str(path), limits)
+
+            catalog: Path | None = None
             try:
-                loaded = load_document(self.path)
+                loaded = load_document(self.path, limits, reader=read, tried=tried)
+                catalog = self._catalog_file(loaded.data)
+                if catalog is not None:  # digested before the compiler reads it
+                    seen[str(catalog)] = _digest(catalog)
                 policy = compile_loaded(loaded)
             except PolicyError as exc:
-                self._fingerprint = before
-                self._report(exc.diagnostics)
+                self._failed(tried, catalog, seen, exc.diagnostics)
                 return False
             except Exception as exc:  # never let a reload take the service down
-                self._fingerprint = before
-                self._report(
-                    (Diagnostic.make("PC120", f"reload failed: {type(exc).__name__}: {exc}"),)
-                )
+                diagnostic = Diagnostic.make("PC120", f"reload failed: {type(exc).__name__}: {exc}")
+                self._failed(tried, catalog, seen, (diagnostic,))
                 return False
-            watched = [Path(f) for f in loaded.files]
-            catalog = loaded.data.get("catalog")
-            if isinstance(catalog, str) and catalog.endswith((".toml", ".yaml", ".yml", ".json")):
-                watched.append(self.path.parent / catalog)
-            watched_now = tuple(dict.fromkeys(watched))
-            after = self._fingerprint_of(watched_now)
-            if verify_quiet and (after[0] != before[0] or not self._quiet(watched_now)):
-                # A writer touched the files while they were read: what was read may be a
-                # truncated state. Serve nothing from it; look again at the next tick.
+            watched = self._watch_list(tried, catalog)
+            fingerprint = tuple((str(p), seen.get(str(p), _MISSING)) for p in watched)
+            if verify_quiet and (
+                not self._quiet(watched) or self._fingerprint_of(watched) != fingerprint
+            ):
+                # A writer touched the files while they were read, or is still writing: what
+                # was read may be a truncated state. Serve nothing from it; look again at the
+                # next tick.
+                self._watched = watched
                 self._fingerprint = None
                 return False
-            self._watched = watched_now
-            # A write that raced this load changes the root's digest between `before` and
-            # `after`: forget the fingerprint so the next check loads again.
-            self._fingerprint = after if after[0] == before[0] else None
+            self._watched = watched
+            self._fingerprint = fingerprint
             self._serving = (policy, Resolver(policy))
             self._current = policy
             self._version += 1
@@ -160,6 +196,31 @@ class PolicyStore:
         if self.on_reload is not None:
             self.on_reload(policy)
         return True
+
+    def _catalog_file(self, data: dict[str, Any]) -> Path | None:
+        name = data.get("catalog")
+        if isinstance(name, str) and name.endswith((".toml", ".yaml", ".yml", ".json")):
+            return self.path.parent / name
+        return None
+
+    def _watch_list(self, tried: list[str], catalog: Path | None) -> tuple[Path, ...]:
+        paths = [self.path, *(Path(f) for f in tried)]
+        if catalog is not None:
+            paths.append(catalog)
+        return tuple(dict.fromkeys(paths))
+
+    def _failed(
+        self,
+        tried: list[str],
+        catalog: Path | None,
+        seen: dict[str, str],
+        diagnostics: Iterable[Diagnostic],
+    ) -> None:
+        """Watch every file the failed load tried to read, a missing `extends` target
+        included: the version that fixes the failure may be that file appearing."""
+        self._watched = self._watch_list(tried, catalog)
+        self._fingerprint = tuple((str(p), seen.get(str(p), _MISSING)) for p in self._watched)
+        self._report(diagnostics)
 
     def _report(self, diagnostics: Iterable[Diagnostic]) -> None:
         self._errors = tuple(diagnostics)

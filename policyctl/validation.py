@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from .diagnostics import Diagnostic, PolicyError, Source
+from .diagnostics import Diagnostic, PolicyError, Severity, Source
 from .loader import LoadedDocument, load_document
 
 if TYPE_CHECKING:
@@ -37,6 +37,20 @@ _ROUNDS = 8
 
 def validate_path(path: str, *, strict: bool = False, max_contexts: int = 2000) -> list[Diagnostic]:
     """Every diagnostic of one file: load, schema, compile, then the semantic checks."""
+    from dataclasses import replace
+
+    found = _validate_path(path, strict=strict, max_contexts=max_contexts)
+    if not any(d.severity is Severity.ERROR for d in found):
+        return found
+    # A file that does not validate never has the lines of other files quoted (files it
+    # extends, its catalog): they may be any file of the tree, and this output goes to CI logs.
+    return [
+        replace(d, quote=False) if d.source is not None and d.source.file != path else d
+        for d in found
+    ]
+
+
+def _validate_path(path: str, *, strict: bool, max_contexts: int) -> list[Diagnostic]:
     if _BUNDLE_NAME.match(Path(path).name):
         return _validate_bundle(path, strict, max_contexts)
     duplicates: list[Diagnostic] = []
@@ -79,7 +93,8 @@ def validate_loaded(
     from .model import PolicyDocument
     from .schema_errors import diagnostics_from_validation
 
-    found: list[Diagnostic] = []
+    # the loader's warnings: legacy shapes migrated, keys merged across spellings
+    found: list[Diagnostic] = list(loaded.diagnostics)
     # schema: every error of the file, then the rest
     try:
         doc = PolicyDocument.model_validate(loaded.data)

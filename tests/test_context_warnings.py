@@ -111,3 +111,37 @@ def test_the_runtime_logs_them_once(caplog: pytest.LogCaptureFixture, tmp_path: 
         asyncio.run(runtime.run_turn(RunContext(agent="reviewr"), "again"))
     logged = [r.getMessage() for r in caplog.records if "PC450" in r.getMessage()]
     assert len(logged) == 1 and 'did you mean "reviewer"?' in logged[0]
+
+
+@pytest.mark.parametrize(
+    "model", ["gpt-5.4-mini:latest", "gpt-5.4-mini-2026-03-01", "gpt-5.4-mnii"]
+)
+def test_a_model_close_to_a_provider_model_key_is_reported(
+    model: str, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """F29: a tagged or dated model id escaped the `openai/gpt-5.4-mini` deny silently. Keys
+    stay exact (the resolution is unchanged); the near miss is reported, in text, JSON and
+    the runtime log."""
+    team = str(EXAMPLES / "team.yaml")
+    policy = load_policy(EXAMPLES / "team.yaml")
+    [near] = context_warnings(policy, RunContext(provider="openai", model=model))
+    assert near.code == "PC451" and 'did you mean "openai/gpt-5.4-mini"?' in near.message
+    assert resolve(policy, RunContext(provider="openai", model=model)).is_allowed("exec")
+    assert (
+        main(["resolve", team, "--provider", "openai", "--model", model, "--format", "json"]) == 0
+    )
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert [w["code"] for w in warnings] == ["PC451"]
+    assert main(["resolve", team, "--provider", "openai", "--model", model]) == 0
+    assert "PC451" in capsys.readouterr().out
+    runtime = Runtime(policy, ToolRegistry(), ScriptedProvider([ProviderResponse("done")]))
+    with caplog.at_level(logging.WARNING, logger="policyctl.runtime"):
+        asyncio.run(runtime.run_turn(RunContext(provider="openai", model=model), "hi"))
+    assert any("PC451" in r.getMessage() and model in r.getMessage() for r in caplog.records)
+
+
+def test_the_exact_model_and_unrelated_models_are_quiet() -> None:
+    policy = load_policy(EXAMPLES / "team.yaml")
+    for model in ("gpt-5.4-mini", "GPT-5.4-mini", "gpt-4o", "o3"):
+        assert context_warnings(policy, RunContext(provider="openai", model=model)) == (), model
+    assert context_warnings(policy, RunContext(provider="anthropic", model="gpt-5.4-mini:x")) == ()

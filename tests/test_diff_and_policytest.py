@@ -270,3 +270,114 @@ def test_policy_test_sarif_is_valid(tmp_path: Path, capsys: pytest.CaptureFixtur
     log = json.loads(capsys.readouterr().out)
     jsonschema.validate(log, json.loads(schema_path.read_text(encoding="utf-8")))
     assert log["runs"][0]["results"][0]["ruleId"] == "PT001"
+
+
+@pytest.mark.parametrize("spec", ["--output={out}:x.yaml", "-p:x.yaml", "HEAD:-x.yaml"])
+def test_diff_revision_is_never_a_git_option(
+    tmp_path: Path, spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F28: an OLD argument starting with "-" reached `git show` as an option (`--output=FILE`
+    # made git write FILE); it is refused before git runs
+    out = tmp_path / "written"
+    spec = spec.format(out=out)
+    assert main(["diff", "--", spec, str(EXAMPLES / "team.yaml")]) == 2
+    assert "may not start with '-'" in capsys.readouterr().err
+    assert not out.exists() and not Path(f"{out}:x.yaml").exists()
+
+
+@pytest.mark.parametrize("value", ["0", "-1"])
+def test_max_contexts_below_one_is_refused_by_diff_and_test(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F27: `--max-contexts 0` compared zero contexts, so every widening and invariant passed
+    wide = tmp_path / "wide.yaml"
+    team = (EXAMPLES / "team.yaml").read_text(encoding="utf-8")
+    wide.write_text(team.replace("        deny: [secrets]", "        deny: []"), encoding="utf-8")
+    test = tmp_path / "wide.test.yaml"
+    test.write_text(
+        f"policy: {wide}\ninvariants:\n  - never: {{tools: [secrets]}}\n", encoding="utf-8"
+    )
+    team_path = str(EXAMPLES / "team.yaml")
+    assert main(["diff", team_path, str(wide), "--fail-on-widen"]) == 1
+    assert main(["diff", "--max-contexts", value, team_path, str(wide), "--fail-on-widen"]) == 2
+    assert main(["test", "--max-contexts", value, str(test)]) == 2
+    assert capsys.readouterr().err.count("--max-contexts must be >= 1") == 2
+    with pytest.raises(ValueError):
+        run_test_file(test, max_contexts=int(value))
+    with pytest.raises(ValueError):
+        policy = load_policy(team_path)
+        diff_policies(policy, policy, old_name="a", new_name="b", max_contexts=int(value))
+
+
+def _hidden_widening(tmp: Path) -> tuple[Path, Path, Path]:
+    """F22's policies: sender u7 of agent z gains exec, a cell a small sample misses."""
+    s = "tools:\n  profile: coding\nagents:\n  defaults:\n    tools: {deny: [exec]}\n  entries:\n"
+    s += "".join(f"    a{i}: {{tools: {{deny: [exec, x{i}]}}}}\n" for i in range(40))
+    s += "    z:\n      tools:\n        toolsBySender:\n          '*': {deny: [exec]}\n"
+    s += "".join(
+        f"          'id:u{i}': {{deny: [{'exec, ' if i != 7 else ''}y{i}]}}\n" for i in range(40)
+    )
+    s += "channels:\n  slack:\n    groups:\n"
+    s += "".join(f"      C{i}: {{tools: {{deny: [exec, g{i}]}}}}\n" for i in range(40))
+    s += "      '*': {tools: {deny: [exec]}}\n"
+    new, old, test = tmp / "pol2.yaml", tmp / "pol.yaml", tmp / "pol2.test.yaml"
+    new.write_text(s, encoding="utf-8")
+    old.write_text(s.replace("'id:u7': {deny: [y7]}", "'id:u7': {deny: [exec, y7]}"), "utf-8")
+    test.write_text("policy: pol2.yaml\ninvariants:\n  - never: {tools: [exec]}\n", "utf-8")
+    return old, new, test
+
+
+def test_a_sampled_check_is_inconclusive_not_a_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F22: on a sampled matrix `test` printed PASS and `diff --fail-on-widen` exited 0 while
+    # one cell the sample missed allows exec
+    old, new, test = _hidden_widening(tmp_path)
+    assert main(["test", "--max-contexts", "200", str(test)]) == 1
+    out = capsys.readouterr().out
+    assert "INCONCLUSIVE invariant never: exec" in out and "PASS" not in out
+    assert "0 passed, 0 failed, 1 inconclusive (sampled)" in out
+    assert main(["test", "--max-contexts", "200", "--format", "junit", str(test)]) == 1
+    assert 'failures="1"' in capsys.readouterr().out
+    assert main(["test", "--max-contexts", "200", "--allow-sampled", str(test)]) == 0
+    assert "accepted by --allow-sampled" in capsys.readouterr().out
+
+    diff = ["diff", "--max-contexts", "200", str(old), str(new), "--fail-on-widen"]
+    assert main(diff) == 1
+    out = capsys.readouterr().out
+    assert "INCONCLUSIVE (sampled)" in out and "\nnot widened" not in out
+    assert main([*diff, "--allow-sampled"]) == 0
+    capsys.readouterr()
+    assert main([*diff[:-1], "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["conclusive"] is False
+    # a widening found in a sample is conclusive, and a full matrix is unaffected
+    team, wide = str(EXAMPLES / "team.yaml"), tmp_path / "wide.yaml"
+    wide.write_text(
+        (EXAMPLES / "team.yaml").read_text("utf-8").replace("deny: [secrets]", "deny: []"), "utf-8"
+    )
+    assert main(["diff", team, team, "--fail-on-widen"]) == 0
+    assert main(["diff", "--max-contexts", "100", team, str(wide), "--fail-on-widen"]) == 1
+    assert "WIDENED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("session", ["{mainKey: work}", "{scope: global}"])
+def test_diff_sees_a_change_of_which_session_is_main(
+    tmp_path: Path, session: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # F9: the matrix had only the keys `main` and a non-main one, so a change of
+    # session.mainKey / session.scope (which sessions escape the non-main sandbox) was
+    # "not widened"
+    body = "tools:\n  profile: coding\nagents:\n  defaults:\n    sandbox: {mode: non-main}\n"
+    old = tmp_path / "old.yaml"
+    old.write_text("session: {mainKey: main}\n" + body, encoding="utf-8")
+    new = tmp_path / "new.yaml"
+    new.write_text(f"session: {session}\n" + body, encoding="utf-8")
+    key = "work" if "work" in session else "global"
+    result = diff_policies(load_policy(old), load_policy(new), old_name="o", new_name="n")
+    gains = [c for c in result.changes if c.direction == "gain"]
+    assert any("secrets" in c.tools for c in gains)
+    assert all(f"session={key}" in label for c in gains for label in c.contexts)
+    assert main(["diff", str(old), str(new), "--fail-on-widen"]) == 1
+    assert main(["diff", str(new), str(old), "--fail-on-widen"]) == 0  # narrowing
+    assert main(["diff", str(new), str(new), "--fail-on-widen"]) == 0
+    capsys.readouterr()

@@ -233,3 +233,11 @@ def test_every_removed_tool_is_explained_with_entry_and_line(
                     (EXAMPLES / example).read_text(encoding="utf-8").splitlines()[r.source.line - 1]
                 )
                 assert (r.written_as or r.entry) in line, (r, line)
+
+
+def test_every_shipped_yaml_example_passes_the_readme_fmt_check() -> None:
+    from policyctl.cli.main import main
+
+    files = sorted(str(p) for p in EXAMPLES.glob("*.yaml"))
+    assert any(f.endswith("chatbot.test.yaml") for f in files)
+    assert main(["fmt", "--check", *files]) == 0  # README's CI: fmt --check policies/*.yaml

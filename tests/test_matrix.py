@@ -158,8 +158,12 @@ def test_a_sampled_diff_does_not_claim_nothing_widened(
 ) -> None:
     team = str(EXAMPLES / "team.yaml")
     assert main(["diff", team, team, "--max-contexts", "5"]) == 0
-    last = capsys.readouterr().out.splitlines()[-1]
-    assert last.startswith("not widened in the sampled contexts (raise --max-contexts")
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].startswith("INCONCLUSIVE (sampled), not widened in the contexts compared")
+    assert "raise --max-contexts" in out[-1]
+    # and it does not pass the gate (F22)
+    assert main(["diff", team, team, "--max-contexts", "5", "--fail-on-widen"]) == 1
+    capsys.readouterr()
     assert main(["diff", team, team]) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith("not widened: ")
 

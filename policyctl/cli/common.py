@@ -180,9 +180,14 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
 
     tools: list[Tool] | None = None
     if args.tool_inventory:
-        try:
-            with open(args.tool_inventory, encoding="utf-8") as fh:
-                raw = json.load(fh)
+        from pathlib import Path
+
+        from ..files import read_capped
+        from ..settings import default_limits
+
+        try:  # a regular file, read with the policy byte cap (never a FIFO or a device)
+            data = read_capped(Path(args.tool_inventory), default_limits().max_file_bytes)
+            raw = json.loads(data.decode("utf-8"))
         except (OSError, ValueError) as exc:
             raise UsageError(f"{args.tool_inventory}: {exc}") from None
         if not isinstance(raw, list):

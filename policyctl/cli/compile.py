@@ -12,6 +12,10 @@ HELP = "compile a policy into a deterministic JSON bundle (or check that a bundl
 EXAMPLE = """examples:
   policyctl compile examples/team.yaml -o team.bundle.json
   policyctl compile --check team.bundle.json examples/team.yaml   # exit 1 when stale
+  policyctl compile examples/team.yaml --key bundle.key -o team.bundle.json   # signed
+
+A signed bundle carries an HMAC-SHA256 signature under the key file; wherever a key is
+configured (POLICYCTL_BUNDLE_KEY_FILE), only bundles signed with it are loaded.
 """
 
 
@@ -20,6 +24,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("file", help="policy file")
     p.add_argument("-o", "--output", metavar="BUNDLE", help="write here (default: stdout)")
     p.add_argument("--check", metavar="BUNDLE", help="tell whether BUNDLE matches FILE")
+    p.add_argument(
+        "--key",
+        metavar="KEYFILE",
+        help="sign the bundle with this HMAC key (default: POLICYCTL_BUNDLE_KEY_FILE, if set)",
+    )
     p.set_defaults(run=run)
 
 
@@ -27,20 +36,25 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from ..api import compile_loaded
-    from ..bundle import build_bundle, render_bundle
+    from ..bundle import build_bundle, configured_key, read_key, render_bundle, sign_bundle
     from ..diagnostics import PolicyError
+    from ..files import read_capped
     from ..loader import load_document
+    from ..settings import default_limits
     from .output import count_summary
 
     try:
         loaded = load_document(args.file)
         bundle = build_bundle(loaded, compile_loaded(loaded))
+        key = read_key(args.key) if args.key else configured_key()
     except PolicyError as exc:
         report_failure(exc, f"{args.file}: invalid policy ({count_summary(exc.diagnostics)})")
         return EXIT_USAGE
     if args.check:
         try:
-            existing = json.loads(Path(args.check).read_text(encoding="utf-8"))
+            # read as bundles are loaded: a regular file, capped (see bundle.load_bundle)
+            cap = default_limits().max_file_bytes * 8
+            existing = json.loads(read_capped(Path(args.check), cap).decode("utf-8"))
         except (OSError, ValueError) as exc:
             print(f"policyctl compile: cannot read {args.check}: {exc}", file=sys.stderr)
             return EXIT_USAGE
@@ -53,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FINDINGS
-    text = render_bundle(bundle)
+    text = render_bundle(sign_bundle(bundle, key) if key is not None else bundle)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
         print(f"wrote {args.output} ({bundle['hash'][:19]}…)", file=sys.stderr)

@@ -24,7 +24,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--fail-on-widen",
         action="store_true",
-        help="exit 1 if any context gains a tool (a CI guard for loosening changes)",
+        help="exit 1 if any context gains a tool (a CI guard for loosening changes); also "
+        "when the matrix was sampled and no widening found, unless --allow-sampled",
+    )
+    p.add_argument(
+        "--allow-sampled",
+        action="store_true",
+        help="with --fail-on-widen, accept a sampled comparison that finds no widening",
     )
     p.add_argument(
         "--max-contexts",
@@ -40,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
     from ..diff import diff_policies, load_revision, render_markdown, render_text
 
+    if args.max_contexts < 1:  # zero contexts compared would be "not widened" for any change
+        print("policyctl diff: --max-contexts must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
     policies = []
     for spec in (args.old, args.new):
         try:
@@ -60,4 +69,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_markdown(result))
     else:
         sys.stdout.write(render_text(result))
-    return EXIT_FINDINGS if args.fail_on_widen and result.widened else EXIT_OK
+    if args.fail_on_widen and (result.widened or not (result.conclusive or args.allow_sampled)):
+        return EXIT_FINDINGS  # a sample that finds no widening does not pass the gate
+    return EXIT_OK

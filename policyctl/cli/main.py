@@ -24,6 +24,11 @@ from . import (
     validate,
 )
 from .common import EXIT_USAGE, Reported, UsageError
+from .output import SafeStream
+
+#: commands whose standard output is a file's content, written unescaped (`fmt` and `import`
+#: print policies, `compile` a bundle, `schema` a JSON Schema)
+FILE_OUTPUT = frozenset({"fmt", "import", "compile", "schema"})
 
 SUBCOMMANDS = (
     validate,
@@ -55,8 +60,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Every character written goes through SafeStream, argparse's messages (which quote the
+    # arguments) included: no input reaches the terminal raw.
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        return _run(argv)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in FILE_OUTPUT and isinstance(sys.stdout, SafeStream):
+        # what these print is a file (a policy, a bundle, a schema): byte for byte, as data
+        sys.stdout = sys.stdout.raw
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE

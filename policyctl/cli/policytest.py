@@ -48,6 +48,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="contexts of the matrix to check invariants on before sampling",
     )
+    p.add_argument(
+        "--allow-sampled",
+        action="store_true",
+        help="accept an invariant checked on a sample of the matrix (more contexts than "
+        "--max-contexts) as a pass; without it such an invariant is INCONCLUSIVE and fails",
+    )
     add_sarif_root_flag(p)
     p.set_defaults(run=run)
 
@@ -57,12 +63,22 @@ def run(args: argparse.Namespace) -> int:
     from ..testing import run_test_file
     from .output import Painter
 
+    if args.max_contexts < 1:  # an invariant checked on zero contexts would pass anything
+        print("policyctl test: --max-contexts must be >= 1", file=sys.stderr)
+        return EXIT_USAGE
     coverage = args.coverage or args.min_coverage is not None
     results: list[FileResult] = []
     broken = False
     for path in args.files:
         try:
-            results.append(run_test_file(path, max_contexts=args.max_contexts, coverage=coverage))
+            results.append(
+                run_test_file(
+                    path,
+                    max_contexts=args.max_contexts,
+                    coverage=coverage,
+                    allow_sampled=args.allow_sampled,
+                )
+            )
         except PolicyError as exc:
             report_failure(exc, f"{path}: cannot run (invalid test file or policy)")
             broken = True
@@ -90,14 +106,26 @@ def run(args: argparse.Namespace) -> int:
 
 def render_text(results: list[FileResult], paint: Any, coverage: bool) -> str:
     lines: list[str] = []
-    passed = failed = 0
+    passed = failed = inconclusive = 0
     for fr in results:
         lines.append(paint(fr.path, "bold") + f" (policy {fr.policy_path})")
         for r in fr.results:
             label = "invariant " if r.kind == "invariant" else ""
-            if r.passed:
+            if r.inconclusive:
+                inconclusive += 1
+                lines.append(
+                    f"  {paint('INCONCLUSIVE', 'red')} {label}{r.name}: no violation in the "
+                    f"{r.sample} contexts sampled, which does not show it holds in the others "
+                    "(raise --max-contexts to check them all, or --allow-sampled to accept)"
+                )
+            elif r.passed:
                 passed += 1
-                lines.append(f"  {paint('PASS', 'green')} {label}{r.name}")
+                note = (
+                    f" (only {r.sample} contexts sampled, accepted by --allow-sampled)"
+                    if r.sample
+                    else ""
+                )
+                lines.append(f"  {paint('PASS', 'green')} {label}{r.name}{note}")
             else:
                 failed += 1
                 where = f" ({r.source})" if r.source else ""
@@ -124,7 +152,10 @@ def render_text(results: list[FileResult], paint: Any, coverage: bool) -> str:
                 lines.append(
                     f'    never decided: "{entry.raw.strip()}" {entry.key} ({entry.source})'
                 )
-    lines.append(f"{passed} passed, {failed} failed")
+    lines.append(
+        f"{passed} passed, {failed} failed"
+        + (f", {inconclusive} inconclusive (sampled)" if inconclusive else "")
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -147,10 +178,11 @@ def render_junit(results: list[FileResult]) -> str:
             if r.passed:
                 out.append(head + "/>")
             else:
+                lines = r.failures or [_inconclusive_message(r)]
                 out.append(head + ">")
                 out.append(
-                    f"      <failure message={quoteattr(r.failures[0])}>"
-                    f"{escape(chr(10).join(r.failures))}</failure>"
+                    f"      <failure message={quoteattr(lines[0])}>"
+                    f"{escape(chr(10).join(lines))}</failure>"
                 )
                 out.append("    </testcase>")
         out.append("  </testsuite>")
@@ -182,13 +214,24 @@ def render_sarif(results: list[FileResult], root: str | None = None) -> str:
             },
             "defaultConfiguration": {"level": "error"},
         },
+        {
+            "id": "PT003",
+            "name": "PolicyInvariantInconclusive",
+            "shortDescription": {"text": "policy invariant checked on a sample only"},
+            "fullDescription": {
+                "text": "The context matrix has more contexts than --max-contexts, so the "
+                "invariant was checked on a sample: no violation there does not show it "
+                "holds. Raise --max-contexts, or accept with --allow-sampled."
+            },
+            "defaultConfiguration": {"level": "error"},
+        },
     ]
     found = [
         sarif_result(
-            "PT001" if r.kind == "case" else "PT002",
-            0 if r.kind == "case" else 1,
+            "PT003" if r.inconclusive else "PT001" if r.kind == "case" else "PT002",
+            2 if r.inconclusive else 0 if r.kind == "case" else 1,
             "error",
-            f"{r.name}: " + "; ".join(r.failures[:5]),
+            f"{r.name}: " + ("; ".join(r.failures[:5]) or _inconclusive_message(r)),
             r.source,
             root,
         )
@@ -197,3 +240,10 @@ def render_sarif(results: list[FileResult], root: str | None = None) -> str:
         if not r.passed
     ]
     return sarif_log(rules, found, root)
+
+
+def _inconclusive_message(r: Any) -> str:
+    return (
+        f"inconclusive: no violation in the {r.sample} contexts sampled, which does not show "
+        "the invariant holds (raise --max-contexts, or accept with --allow-sampled)"
+    )

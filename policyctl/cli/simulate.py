@@ -37,17 +37,28 @@ def read_calls(path: str) -> list[tuple[int, str, dict[str, Any]]]:
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        # a transcript is model output: nesting deep enough to exhaust the parser's stack
+        # is a bad line like any other, not a traceback
         try:
             item = json.loads(line)
+        except RecursionError:
+            raise UsageError(f"{path}:{number}: not JSON: nested too deeply") from None
         except ValueError as exc:
             raise UsageError(f"{path}:{number}: not JSON: {exc}") from None
         if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
             raise UsageError(f'{path}:{number}: expected {{"tool": "...", "params": {{...}}}}')
+        if any("\ud800" <= ch <= "\udfff" for ch in item["tool"]):
+            # JSON's \ud800 escape decodes to a lone surrogate, which no tool is named and
+            # no terminal or JSON report can print
+            raise UsageError(
+                f"{path}:{number}: the tool name {shown(item['tool'])} contains a lone "
+                "surrogate (not valid Unicode)"
+            )
         params = item.get("params", item.get("arguments", {}))
         if isinstance(params, str):
             try:
                 params = json.loads(params) if params.strip() else {}
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise UsageError(f"{path}:{number}: params are not JSON") from None
         if not isinstance(params, dict):
             raise UsageError(f"{path}:{number}: params must be an object")
@@ -102,14 +113,25 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json({"context": res.context.to_json(), "calls": rows, "summary": counts})
     else:
-        width = max((len(row["tool"]) for row in rows), default=4)
-        for row in rows:
-            print(f"{row['line']:>4}  {row['tool']:<{width}}  {_describe(row)}")
+        names = [shown(row["tool"]) for row in rows]
+        width = max((len(name) for name in names), default=4)
+        for row, name in zip(rows, names, strict=True):
+            print(f"{row['line']:>4}  {name:<{width}}  {_describe(row)}")
         print(
             f"{len(rows)} calls: {counts['allowed']} allowed, {counts['refused']} refused, "
             f"{counts['vetoed']} vetoed by loop detection"
         )
     return EXIT_FINDINGS if counts["refused"] or counts["vetoed"] else EXIT_OK
+
+
+def shown(name: str) -> str:
+    """A recorded tool name as the terminal gets it: control characters, surrogates and
+    backslashes escaped, so a transcript cannot move the cursor or clear the screen."""
+    if name.isprintable() and "\\" not in name:
+        return name
+    return "".join(
+        "\\\\" if ch == "\\" else ch if ch.isprintable() else repr(ch)[1:-1] for ch in name
+    )
 
 
 def _describe(row: dict[str, Any]) -> str:

@@ -258,16 +258,13 @@ class Resolution:
     def capture(self) -> Capture:
         """What a child run (or a cron job this run creates) inherits (semantics 7.8).
 
-        A restricted parent hands down its allowed tools. An unrestricted one does not cap its
-        child's allow list, but hands down, as deny, every tool it lost itself: so a child is
-        always a subset of its parent even when the parent was narrowed only by deny rules.
-        Either list is a list of literal names (semantics 7.10).
+        Always this run's allowed tools, as a cap of literal names (semantics 7.10), plus the
+        deny it inherited itself. The invariant "a child's tools are always a subset of its
+        parent's" wins over "an unrestricted parent does not cap its child": a parent narrowed
+        only by deny rules used to hand down, as deny, what it lost from its own inventory, so a
+        tool registered after it resolved (an MCP listing refreshed mid-turn) reached the child.
         """
-        if self.restrictive:
-            return Capture(self.allowed, self.inherited_deny)
-        index = self._a.index
-        lost = index.names_of(index.full & ~self._a.alive)
-        return Capture(None, tuple(dict.fromkeys([*self.inherited_deny, *lost])))
+        return Capture(self.allowed, self.inherited_deny)
 
     def to_json(self) -> dict[str, object]:
         return {

@@ -7,9 +7,12 @@ environment, and keeps the head and tail of long output, stdout and stderr apart
 `exec` starts the command in a process group of its own. On timeout the whole group is killed
 (SIGKILL), so a command that started children (`sh -c "sleep 30 & wait"`) returns at its
 timeout and leaves nothing running; when the command itself exits, whatever it left running in
-its group is killed too. (A child that calls setsid() leaves the group; confine such commands
-with an OS sandbox.) Output is read as it comes, keeping at most `output_limit` characters of
-each stream in memory: the head, and the tail in a ring.
+its group is killed too. A child that calls setsid() leaves the group: on Linux exec also marks
+the command's environment with a token of its own and kills every process that still carries it
+(read from /proc), so a setsid'd or double-forked child dies too. A process that starts a
+program with a fresh environment (`env -i`) drops the mark and survives; only an OS sandbox
+(cgroup, PID namespace) confines that. Output is read as it comes, keeping at most
+`output_limit` characters of each stream in memory: the head, and the tail in a ring.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import asyncio
 import contextlib
 import math
 import os
+import secrets
 import signal
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from .tools import RuntimeTool, tool
 OUTPUT_LIMIT = 10_000
 PIPE_GRACE = 2.0  # seconds to finish reading once the command's group is gone
 _CHUNK = 65_536
+_MARK_NAME = "POLICYCTL_EXEC_RUN"
 
 
 class WorkspaceError(PermissionError):
@@ -105,9 +110,36 @@ async def _settle(
             transport.close()
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int, mark: bytes) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # the group is gone already
         os.killpg(pid, signal.SIGKILL)
+    _kill_marked(mark)
+
+
+def _kill_marked(mark: bytes, rounds: int = 3) -> None:
+    """Kill every process whose environment carries `mark`: what left the group (setsid, a
+    double fork) still inherited it. Repeated while any is found, for one forking meanwhile.
+    Without /proc (not Linux) there is nothing to read and only the group is killed."""
+    for _ in range(rounds):
+        try:
+            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            return
+        found = False
+        for pid in pids:
+            if pid == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as fh:
+                    environ = fh.read()
+            except OSError:  # gone, or not ours to read
+                continue
+            if mark in environ.split(b"\0"):
+                found = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+        if not found:
+            return
 
 
 def _check_limits(exec_timeout: float, output_limit: int) -> None:
@@ -180,6 +212,9 @@ def make_builtin_tools(
         if not math.isfinite(timeout) or not 0.1 <= timeout <= 600:
             raise ValueError("timeout must be a number of seconds between 0.1 and 600")
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(ws.resolve()), "LANG": "C.UTF-8"}
+        run_id = secrets.token_hex(12)  # inherited by all it starts, setsid or not
+        env[_MARK_NAME] = run_id
+        mark = f"{_MARK_NAME}={run_id}".encode()
         proc = await asyncio.create_subprocess_exec(
             *command,
             cwd=ws.resolve(),
@@ -194,15 +229,15 @@ def make_builtin_tools(
         try:
             await asyncio.wait_for(_exited(proc), timeout)
         except asyncio.TimeoutError:
-            _kill_group(proc.pid)
+            _kill_group(proc.pid, mark)
             await _settle(proc, readers, err)
             await proc.wait()
             raise TimeoutError(f"timed out after {timeout} s") from None
         except BaseException:  # cancelled: leave nothing running
-            _kill_group(proc.pid)
+            _kill_group(proc.pid, mark)
             readers.cancel()
             raise
-        _kill_group(proc.pid)  # what the command left running in its group
+        _kill_group(proc.pid, mark)  # what the command left running, in its group or not
         await _settle(proc, readers, err)
         await proc.wait()
         return {"exit_code": proc.returncode, "stdout": out.text(), "stderr": err.text()}

@@ -36,7 +36,7 @@ from .hooks import (
 )
 from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
 from .registry import REFUSAL_DETAILS, CallError, PreparedCall, RefusalDetail, ToolRegistry
-from .text import render_result, truncate
+from .text import UnrenderableResult, render_result, safe_str, truncate
 
 log = logging.getLogger("policyctl.runtime")
 
@@ -73,11 +73,13 @@ class Outcome:
     veto: Veto | None = None
     warnings: tuple[str, ...] = ()
     limit: int = RESULT_LIMIT
+    text: str | None = None  # the result already rendered (the gate renders it to check it)
 
     def content(self) -> str:
         if self.veto is not None:
             return json.dumps(self.veto.to_result())
-        body = truncate(render_result(self.result), self.limit)
+        body = self.text if self.text is not None else render_result(self.result)
+        body = truncate(body, self.limit)
         if self.warnings:
             body += "\n\n[" + "; ".join(self.warnings) + "]"
         return body
@@ -260,10 +262,19 @@ class CallGate:
                     return await self._done(event, Outcome(name, False, None, veto))
         try:
             result = await self._execute(prepared, params)
-            outcome = Outcome(name, True, result, None, tuple(warnings), self.result_limit)
+            # rendered here, not when the model's message is built: a result with no text
+            # (a cycle, a __str__ that raises) is a tool error, and the turn goes on
+            rendered = render_result(result)
+            outcome = Outcome(
+                name, True, result, None, tuple(warnings), self.result_limit, rendered
+            )
         except _ToolTimedOut:
             log.warning("tool %s did not finish within %s s; cancelled", name, self.tool_timeout)
             text = f"Error: {name} did not finish within {self.tool_timeout} s\n\n{ERROR_HINT}"
+            outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
+        except UnrenderableResult as exc:
+            log.warning("tool %s returned a result with no text: %s", name, exc)
+            text = f"Error: {name} returned a result that cannot be shown ({exc})\n\n{ERROR_HINT}"
             outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
         except Exception as exc:
             if name == "exec":
@@ -274,9 +285,10 @@ class CallGate:
                 )
             else:
                 log.warning("tool %s failed: %s", name, type(exc).__name__)
-            text = f"Error: {exc}\n\n{ERROR_HINT}"
+            text = f"Error: {safe_str(exc)}\n\n{ERROR_HINT}"
             outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
-        self.loop.record_result(name, params, outcome.result)
+        seen = outcome.text if outcome.text is not None else outcome.result
+        self.loop.record_result(name, params, seen)
         return await self._done(event, outcome)
 
     async def _execute(self, prepared: PreparedCall, params: dict[str, Any]) -> Any:

@@ -27,7 +27,9 @@ _SCALARS = (str, int, float, bool, type(None))
 class LoopConfig:
     """Window and thresholds; refused when they could not work (ValueError names the field).
 
-    history >= 1, 1 <= warning <= critical, breaker >= 1, all whole numbers."""
+    history >= critical (a call repeated within a shorter window could never be counted
+    `critical` times, so nothing would ever be vetoed), 1 <= warning <= critical,
+    breaker >= 1, all whole numbers."""
 
     history: int = 30
     warning: int = 10
@@ -43,6 +45,13 @@ class LoopConfig:
             raise ValueError(
                 f"LoopConfig.warning ({self.warning}) must not exceed "
                 f"LoopConfig.critical ({self.critical})"
+            )
+        if self.history < self.critical:
+            raise ValueError(
+                f"LoopConfig.history ({self.history}) must be at least "
+                f"LoopConfig.critical ({self.critical}): repeats are counted within the last "
+                f"{self.history} calls, so {self.critical} could never be reached and loop "
+                "detection would never veto"
             )
 
 
@@ -139,12 +148,16 @@ class LoopDetector:
     def record_result(self, tool: str, params: dict[str, Any], result: Any) -> None:
         """Note a call's outcome: the same result again for the same call is no progress."""
         identity = (tool, params_hash(params))
+        digest: object
         if result is None:  # what most tools return: the digest below, without encoding it
             digest = _NULL_DIGEST
         elif isinstance(result, str):
             digest = hash(result)
         else:
-            digest = hash(json.dumps(result, sort_keys=True, default=str))
+            try:
+                digest = hash(json.dumps(result, sort_keys=True, default=str))
+            except Exception:  # no text (a cycle, a __str__ that raises): never "the same"
+                digest = object()
         previous = self.last_results.get(identity)
         if previous is not None and previous[0] == digest:
             self.last_results[identity] = (digest, previous[1] + 1)

@@ -182,6 +182,44 @@ def cron_job_asking_for_more_than_its_creator(policy: Callable[[str], str]) -> N
     assert "exec" not in job.allowed
 
 
+def test_unrestricted_parent_caps_a_tool_registered_after_it_resolved() -> None:
+    """F21: a parent narrowed only by deny rules used to hand down a deny list of what it lost,
+    so a tool registered after it resolved (an MCP listing refreshed mid-turn) reached the child.
+    The child is capped by the parent's effective set, named literally (semantics 7.8)."""
+
+    def mk(n: str) -> RuntimeTool:
+        async def f(**_: Any) -> str:
+            return n
+
+        return RuntimeTool(n, "t", {"type": "object"}, f)
+
+    policy = load_policy_text(
+        "tools:\n  profile: full\n  deny: [exec]\n  alsoAllow: [group:plugins]\n", "p.yaml"
+    )
+    reg = ToolRegistry([mk("read"), mk("exec")])
+    rt = Runtime(policy, reg, ScriptedProvider([]))
+    pctx = RunContext(provider="openai", session_key="agent:main:main")
+    parent = rt.resolve(pctx)
+    assert parent.allowed == ("read",) and not parent.restrictive
+    reg.register(mk("deploy_prod"))
+    child = rt.resolve(rt.subagent_context(pctx, parent))
+    assert child.allowed == ("read",)
+    # the trail says why: not in the parent run's tools, at the inheritance layer
+    gone = child.removal("deploy_prod")
+    assert gone.stage == 11 and gone.label == "inherited tools"
+    assert parent.capture().allow == ("read",)
+
+
+def test_cron_job_cannot_exceed_its_creator() -> None:
+    policy = load_policy_text("tools:\n  allow: [read, web_search]\n")
+    creator = resolve(policy, RunContext())
+    cap = cap_cron_tools(creator, ["read", "exec", "gateway", "*"], policy.catalog)
+    assert set(cap.tools_allow) <= set(creator.allowed)
+    assert "exec" in cap.dropped and "gateway" in cap.dropped
+    job = resolve(policy, RunContext(trigger="cron", parent=cap.capture()))
+    assert set(job.allowed) <= set(creator.allowed)
+
+
 @attempt
 def extends_child_dropping_a_base_deny(policy: Callable[[str], str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:

@@ -67,6 +67,28 @@ def test_the_agent_comes_from_the_session_key() -> None:
     assert "PC384" not in codes(res)
 
 
+def test_a_two_part_key_names_the_agent_too() -> None:
+    """F17: `agent:intern` (no rest) parsed as no agent, so `--agent admin` decided."""
+    policy = load_policy_text(POLICY)
+    res = resolve(policy, RunContext(agent="admin", session_key="agent:intern"))
+    assert res.context.agent == "intern"
+    assert not res.is_allowed("exec") and not res.is_allowed("secrets")
+    assert "PC384" in codes(res)
+    assert "PC384" not in codes(resolve(policy, RunContext(session_key="agent:intern")))
+
+
+def test_a_spawning_key_of_another_agent_keeps_the_spawners_place() -> None:
+    """An agent may spawn a subagent of another agent (OpenClaw's `subagents.allowAgents`):
+    the child runs as its own key's agent, in the spawning session's channel and group, so
+    that group's rules still narrow it. Ignoring such a spawner would drop its group deny."""
+    policy = load_policy_text(POLICY)
+    res = resolve(
+        policy,
+        RunContext(session_key="agent:main:subagent:x", spawned_by="agent:admin:slack:group:C2"),
+    )
+    assert res.context.agent == "main" and res.context.group == "C2"
+
+
 KEYS = [
     "agent:intern:main",
     "agent:intern:slack:group:C1",
@@ -74,8 +96,14 @@ KEYS = [
     "agent:intern:subagent:a",
     "agent:main:subagent:a:subagent:b",
     "main",
+    "agent:intern",
 ]
-SPAWNERS = [None, "agent:main:slack:group:C1", "agent:intern:slack:group:C1"]
+SPAWNERS = [
+    None,
+    "agent:main:slack:group:C1",
+    "agent:intern:slack:group:C1",
+    "agent:admin:slack:group:C2",
+]
 
 
 @settings(max_examples=200, deadline=None)

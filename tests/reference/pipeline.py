@@ -26,10 +26,11 @@ class Outcome:
     restrictive: bool
 
     def capture(self, inventory: Sequence[str]) -> Capture:
-        """A restricted run hands down its tools; an unrestricted one what it lost."""
-        if self.restrictive:
-            return Capture(self.allowed)
-        return Capture(None, tuple(n for n in inventory if n not in self.allowed))
+        """A run hands down its tools as literal names, restricted or not: semantics 7.8's
+        invariant (a child's tools are a subset of its parent's) wins over "an unrestricted
+        parent does not cap its child", which would let a tool registered after the parent
+        resolved reach the child (policyctl's decision, README "Inheritance")."""
+        return Capture(self.allowed)
 
 
 def _label(label: str, kind: str) -> str:

@@ -46,20 +46,24 @@ def test_ping_pong() -> None:
 
 
 def test_no_progress_polling_beyond_the_window() -> None:
-    d = LoopDetector(LoopConfig(history=5, warning=10, critical=20))
+    d = LoopDetector(LoopConfig(history=20, warning=10, critical=20))
     levels = []
-    for _ in range(20):
+    for i in range(20):
         levels.append(d.observe("process", {"action": "poll"}))
         d.record_result("process", {"action": "poll"}, {"status": "running"})
+        for j in (1, 2):  # two others, not one: no ping-pong; the window keeps only 7 polls
+            d.observe("other", {"i": i, "j": j})
     assert levels[9].level == "warning" and levels[9].detector == "no-progress"
     assert levels[19].level == "critical"
 
 
 def test_progress_resets_polling() -> None:
-    d = LoopDetector(LoopConfig(history=5))
+    d = LoopDetector(LoopConfig(history=20, warning=10, critical=20))
     for i in range(40):
         assert d.observe("process", {"action": "poll"}).level == "ok"
         d.record_result("process", {"action": "poll"}, {"output": i})
+        for j in (1, 2):  # at most 7 polls in the window: below the warning
+            d.observe("other", {"i": i, "j": j})
 
 
 def test_unknown_tool_calls() -> None:
@@ -91,3 +95,15 @@ def test_thresholds_are_configurable(config: LoopConfig) -> None:
     levels = [d.observe("t", {}).level for _ in range(config.critical)]
     assert levels.index("warning") == config.warning - 1
     assert levels[-1] == "critical"
+
+
+@pytest.mark.parametrize("history", [1, 5, 19])
+def test_a_history_too_short_for_the_critical_threshold_is_refused(history: int) -> None:
+    with pytest.raises(ValueError, match=r"LoopConfig.history \(\d+\) must be at least"):
+        LoopConfig(history=history)  # critical 20: nothing could ever be vetoed
+
+
+def test_the_shortest_history_allowed_still_vetoes() -> None:
+    d = LoopDetector(LoopConfig(history=20))
+    levels = [d.observe("read", {"p": 1}).level for _ in range(20)]
+    assert levels[9] == "warning" and levels[19] == "critical"

@@ -137,8 +137,8 @@ def test_loop_config_is_validated(kw: dict[str, Any], field: str) -> None:
         LoopConfig(**kw)
 
 
-def test_history_of_one_works() -> None:
-    gate = gate_for([counting_tool([])], loop_config=LoopConfig(history=1, warning=1, critical=2))
+def test_a_history_as_short_as_the_critical_threshold_works() -> None:
+    gate = gate_for([counting_tool([])], loop_config=LoopConfig(history=2, warning=1, critical=2))
     assert asyncio.run(gate.call("read_file", {"n": 1})).warnings
 
 

