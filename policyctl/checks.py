@@ -7,7 +7,8 @@
 - a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
 - `group:x` naming no group (PC320, an error: groups are a closed set);
 - an allow glob meant for a plugin or MCP server that also grants core tools (PC431);
-- a group sender rule that shadows the group's tools (PC430, `shadowing.py`);
+- a group sender rule that shadows the group's tools (PC430, `shadowing.py`), an agent sender
+  rule that shadows a global one (PC436);
 - allow entries an earlier layer always removes (PC432, `reach.py`);
 - a context reachable from what the file declares whose allow lists leave no tools (PC308).
 """
@@ -29,7 +30,7 @@ from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
 from .names import Glob, is_glob
 from .reach import unreachable_entries
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
-from .shadowing import shadowed_group_tools
+from .shadowing import shadowed_global_senders, shadowed_group_tools
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +265,7 @@ def check_policy(
         if scope.key.endswith("sandbox.tools") and scope.deny is not None:
             out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
     out.extend(shadowed_group_tools(policy, inventory, strict=strict))
+    out.extend(shadowed_global_senders(policy, inventory, strict=strict))
     matrix = context_matrix(policy, max_contexts)
     out.extend(unreachable_entries(policy, inventory, matrix))
     out.extend(_empty_contexts(policy, matrix))

@@ -35,9 +35,12 @@ from .names import (
     ascii_problem,
     entry_syntax,
     fold,
+    identifier_problem,
     normalize,
+    plugin_id_syntax,
     provider_key,
     sender_key,
+    shown,
 )
 
 __all__ = [
@@ -76,6 +79,18 @@ class _Compiler:
     ) -> None:
         where = self.index.key(path) if key else self.index.value(path)
         self.problems.append(Diagnostic.make(code, message, where, format_path(path), fix))
+
+    def check_id(self, ident: str, what: str, path: DocPath, key: bool = True) -> None:
+        """PC301 for a scope id that is not printable ASCII (a look-alike of another id)."""
+        bad = identifier_problem(fold(ident))
+        if bad:
+            self.report(
+                "PC301",
+                f'{what} "{shown(ident.strip())}": {bad}',
+                path,
+                key=key,
+                fix=f"write the {what} in ASCII; a look-alike id selects a scope no run has",
+            )
 
     # -- entries ------------------------------------------------------------------------------
 
@@ -234,6 +249,7 @@ class _Compiler:
         by_provider: dict[str, ProviderScope] = {}
         for key, ptc in (tc.by_provider or {}).items():
             ppath = (*path, "byProvider", key)
+            self.check_id(key, "byProvider key", ppath)
             norm = provider_key(key, self.catalog.canonical_provider)
             if norm in by_provider:
                 self.report("PC380", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
@@ -287,6 +303,8 @@ class _Compiler:
     ) -> Mapping[str, GroupPolicy] | None:
         if raw is None:
             return None
+        for gid in raw:
+            self.check_id(gid, "group id", (*path, gid))
         return frozen({gid: self.group(gc, (*path, gid)) for gid, gc in raw.items()})
 
     def agents(self) -> dict[str, AgentPolicy]:
@@ -316,6 +334,10 @@ class _Compiler:
             if norm in out:
                 self.report("PC306", f'agent "{aid}" is defined twice', path, key=True)
                 continue
+            if path[1] == "list":
+                self.check_id(aid, "agent id", (*path, "id"), key=False)
+            else:
+                self.check_id(aid, "agent id", path)
             scope = (
                 self.tools_scope(entry.tools, (*path, "tools"), format_path((*path, "tools")), norm)
                 if entry.tools is not None
@@ -328,6 +350,9 @@ class _Compiler:
         out: dict[str, ChannelPolicy] = {}
         for name, cc in (self.doc.channels or {}).items():
             path: DocPath = ("channels", name)
+            self.check_id(name, "channel", path)
+            for acct in cc.accounts or {}:
+                self.check_id(acct, "account", (*path, "accounts", acct))
             accounts = {
                 acct: self.groups(ac.groups, (*path, "accounts", acct, "groups"))
                 for acct, ac in (cc.accounts or {}).items()
@@ -360,6 +385,15 @@ class _Compiler:
                     f"[{plugin}]` would grant every tool of the plugin",
                     ("inventory", "plugins", i, "pluginId"),
                     fix="give the plugin an id that no core tool has",
+                )
+            reserved = plugin_id_syntax(plugin) if i < plugin_count and plugin else None
+            if reserved:
+                self.report(
+                    "PC385",
+                    f'plugin id "{t.plugin_id}" {reserved}: entries written for it would grant '
+                    "every tool of the plugin",
+                    ("inventory", "plugins", i, "pluginId"),
+                    fix="give the plugin an id that is not entry syntax",
                 )
             name = normalize(t.name, cat.aliases)
             bad = ascii_problem(name)

@@ -201,7 +201,9 @@ CODES: dict[str, CodeInfo] = _codes(
         "non-ASCII or confusable entry",
         "Tool names and entries must be ASCII after normalisation (letters, digits and "
         "`_ - . : * @ /`). A Cyrillic letter or a zero-width character makes an entry that "
-        "looks right and matches nothing; in a deny list that is a hole.",
+        "looks right and matches nothing; in a deny list that is a hole. Scope ids (agents, "
+        "channels, accounts, group ids, `byProvider` keys) must be printable ASCII: a look-alike "
+        "id selects a scope no run has, and the real one gets the wider defaults.",
     ),
     (
         "PC302",
@@ -325,6 +327,23 @@ CODES: dict[str, CodeInfo] = _codes(
         "plugin id is a core tool name",
         "A declared plugin's id is the name (or an alias) of a core tool, so `allow: [<tool>]` "
         "would grant every tool of the plugin. Give the plugin another id.",
+    ),
+    (
+        "PC385",
+        E,
+        "plugin id is reserved",
+        "A declared plugin's id is `bundle-mcp` (reserved for MCP tools), starts with `group:` "
+        "or contains `*`: every entry written for the MCP tools, the group or the pattern "
+        "would grant the plugin's tools. Give the plugin another id.",
+    ),
+    (
+        "PC386",
+        W,
+        "plugin tools dropped: id is reserved",
+        "A runtime inventory has a plugin whose id starts with `group:` or contains `*`; its "
+        "tools are dropped from the run, since entries written for the group or the pattern "
+        "would grant them. (`bundle-mcp` is how the host marks MCP tools, so it stands at run "
+        "time; a policy file's declared plugin may not claim it: PC385.)",
     ),
     (
         "PC383",
@@ -473,6 +492,24 @@ CODES: dict[str, CodeInfo] = _codes(
         "`tools`, not together with them (first hit wins, as in OpenClaw). Entries of the group's "
         "`tools` that the sender entry does not repeat do not apply to the senders it matches: "
         "a deny written for the whole group leaves those senders. An error under --strict.",
+    ),
+    (
+        "PC436",
+        W,
+        "agent sender rule shadows a global sender rule",
+        "Layer 8 takes one `toolsBySender` policy: an agent's matching entry is used instead of "
+        "the global `tools.toolsBySender` entry the sender would hit (`*` included), not "
+        "together with it (semantics 7.5). Entries of the global rule that the agent's entry "
+        "does not repeat do not apply to its senders. An error under --strict.",
+    ),
+    (
+        "PC437",
+        E,
+        "fmt would change what the file says",
+        "The loader reads every plain scalar as a string, but the YAML writer `fmt` uses would "
+        "read some as null, a number or a boolean (`~`, `Null`, `1_000`, `1e3`, `yes`) and write "
+        "them back differently, or find two keys the same. `fmt` refuses the file instead of "
+        'changing a policy: quote the key or value (`"~"`).',
     ),
     (
         "PC431",

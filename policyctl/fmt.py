@@ -9,6 +9,7 @@ from typing import Any
 from .diagnostics import Diagnostic, PolicyError, Source
 from .loader import detect_format, parse_text
 from .located import LocMap, LocSeq
+from .names import shown
 from .settings import Limits, default_limits
 
 
@@ -138,10 +139,80 @@ def format_text(text: str, name: str, migrate: bool = False, limits: Limits | No
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 100
     yaml.preserve_quotes = True
-    data = yaml.load(text)
-    if migrate:
-        _migrate_agents_list(data, name)
-    out = io.StringIO()
-    if data is not None:
-        yaml.dump(data, out)
-    return out.getvalue()
+    try:
+        data = yaml.load(text)
+        if migrate:
+            _migrate_agents_list(data, name)
+        out = io.StringIO()
+        if data is not None:
+            yaml.dump(data, out)
+    except PolicyError:
+        raise
+    except Exception as exc:  # any round-trip failure is refused, located
+        # The round-trip reader resolves plain scalars the safe reader keeps as strings
+        # (`Null` and `NULL` are one key to it): refuse the file rather than crash.
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = Source(name, mark.line + 1, mark.column + 1) if mark else Source(name, 1, 1)
+        problem = str(getattr(exc, "problem", None) or type(exc).__name__)
+        if "duplicate key" in problem:
+            problem = "two keys are one key to the YAML writer, as `Null` and `NULL` are"
+        problem = problem.splitlines()[0][:80].encode("ascii", "backslashreplace").decode()
+        raise PolicyError(
+            [
+                Diagnostic.make(
+                    "PC437",
+                    f"fmt cannot rewrite this file without changing it ({problem}): quote the "
+                    "key or value so that it is read as a string",
+                    where,
+                )
+            ]
+        ) from None
+    result = out.getvalue()
+    if not migrate:
+        _same_meaning(located, parse_text(result, name, fmt, limits), name)
+    return result
+
+
+def _same_meaning(before: Any, after: Any, name: str) -> None:
+    """Refuse (PC437, located) a formatted text the loader reads differently from the file:
+    the round-trip writer turns a plain `~` key into `null`, `1_000` into `1000`, ..."""
+    found = _first_change(before, after, getattr(before, "src", None))
+    if found is None:
+        return
+    where, what = found
+    raise PolicyError(
+        [
+            Diagnostic.make(
+                "PC437",
+                f"fmt would change what the file says ({what}): quote it so that it stays a "
+                "string, as the loader reads it",
+                where or Source(name, 1, 1),
+            )
+        ]
+    )
+
+
+def _first_change(before: Any, after: Any, src: Source | None) -> tuple[Source | None, str] | None:
+    if isinstance(before, LocMap) and isinstance(after, LocMap):
+        later = list(after)
+        for i, key in enumerate(before):
+            if i >= len(later) or later[i] != key:
+                return before.key_src.get(key, src), f'the key "{shown(key)}" would be rewritten'
+            inner = _first_change(before[key], after[key], before.val_src.get(key, src))
+            if inner is not None:
+                return inner
+        if len(later) != len(before):
+            return src, "a key would be added"
+        return None
+    if isinstance(before, LocSeq) and isinstance(after, LocSeq):
+        if len(before) != len(after):
+            return src, "a list would change length"
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            item = before.item_src[i] if i < len(before.item_src) else None
+            inner = _first_change(b, a, item or src)
+            if inner is not None:
+                return inner
+        return None
+    if type(before) is not type(after) or before != after:
+        return src, f"the value {before!r} would be rewritten"
+    return None

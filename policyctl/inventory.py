@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 from .catalog import Catalog
 from .diagnostics import Diagnostic
-from .names import ascii_problem, entry_syntax, fold, mcp_tool_name, normalize
+from .names import (
+    ascii_problem,
+    entry_syntax,
+    fold,
+    mcp_tool_name,
+    normalize,
+    plugin_id_syntax,
+)
 
 MCP_PLUGIN_ID = "bundle-mcp"
 
@@ -91,6 +98,20 @@ class Inventory:
                         "PC383",
                         f'tool "{name}" of plugin {plugin} dropped: the plugin id is the name '
                         "of a core tool",
+                    )
+                )
+                continue
+            # `bundle-mcp` is how the host marks its MCP tools (the runtime's MCP client and
+            # test doubles use it), so it stands here; a policy file's declared plugins may not
+            # claim it (PC385). A `group:...` or `*` id is never an MCP marker: dropped.
+            reserved = (
+                plugin_id_syntax(plugin) if plugin is not None and plugin != MCP_PLUGIN_ID else None
+            )
+            if reserved:
+                conflicts.append(
+                    Diagnostic.make(
+                        "PC386",
+                        f'tool "{name}" of plugin {plugin} dropped: the plugin id {reserved}',
                     )
                 )
                 continue

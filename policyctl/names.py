@@ -49,6 +49,33 @@ def ascii_problem(name: str) -> str | None:
     return "empty entry"  # pragma: no cover - callers drop empty entries first
 
 
+_ID_ALLOWED = re.compile(r"[\x20-\x7e]*\Z")
+
+
+def identifier_problem(ident: str) -> str | None:
+    """Why a folded scope identifier (agent, channel, account, group, provider) is refused.
+
+    The ASCII decision for entries (semantics 2) applied to the ids that select a scope: a
+    look-alike id ("cоder" with a Cyrillic о) is a scope that never applies while the real
+    one gets the wider defaults. Any printable ASCII is accepted (group ids carry `@ ! # +`
+    and spaces); ASCII-only look-alikes (`l` and `1`) are left to review.
+    """
+    if _ID_ALLOWED.match(ident):
+        return None
+    for ch in ident:
+        if not _ID_ALLOWED.match(ch):
+            label = unicodedata.name(ch, "") or "control character"
+            return f"character U+{ord(ch):04X} {label} is not allowed"
+    return None  # pragma: no cover - every character matched
+
+
+def shown(text: str) -> str:
+    """An identifier for a message: non-ASCII and control characters as escapes."""
+    return "".join(
+        ch if " " <= ch <= "~" else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
 def is_glob(entry: str) -> bool:
     return "*" in entry
 
@@ -70,6 +97,21 @@ def entry_syntax(name: str, plugin_ids: Iterable[str] = ()) -> str | None:
         return "starts with group:, which entries read as a group"
     if name == "bundle-mcp" or name in plugin_ids:
         return "is a plugin id, which entries read as every tool of that plugin"
+    return None
+
+
+def plugin_id_syntax(plugin_id: str) -> str | None:
+    """Why a folded plugin id is reserved entry syntax, or None.
+
+    Entries read `bundle-mcp` as every MCP tool, `group:...` as a group and `*` as a wildcard:
+    a plugin claiming such an id would be granted by every entry written for those.
+    """
+    if plugin_id == "bundle-mcp":
+        return "is reserved for MCP tools"
+    if plugin_id.startswith(GROUP_PREFIX):
+        return "starts with group:, which entries read as a group"
+    if "*" in plugin_id:
+        return "contains *, which entries read as a wildcard"
     return None
 
 

@@ -1,4 +1,5 @@
-"""A group's `toolsBySender` that shadows the group's `tools` (PC430).
+"""A group's `toolsBySender` that shadows the group's `tools` (PC430), and an agent's
+`toolsBySender` entry that shadows a global `toolsBySender` entry (PC436).
 
 In a channel group the first hit wins (semantics 7.4): a matching sender rule of the group is
 used *instead of* the group's `tools`, and a specific group's sender rule also comes before the
@@ -140,6 +141,79 @@ def shadowed_group_tools(
                 if not found.keys:
                     continue
                 d = _diagnostic(found, table, tools_key, tools, where)
+                if strict:
+                    d = Diagnostic(d.code, d.message, d.source, d.path, d.fix, Severity.ERROR)
+                yield d
+
+
+def _global_rivals(key: str, table: Mapping[str, LayerPolicy | None]) -> list[str]:
+    """The global sender keys a sender matching the agent's `key` would otherwise hit.
+
+    Layer 8 takes one policy: the agent's match wins over the global one (semantics 7.5). An
+    agent `*` replaces every global rule; any other key replaces the global rule of the same
+    key, the channel-scoped and plain id forms of the same id, and the global `*`.
+    """
+    if key == "*":
+        return list(table)
+    kind, _, rest = key.partition(":")
+    same = {key}
+    if kind == "id":
+        same |= {k for k in table if k.startswith("channel:") and k.rsplit(":", 1)[-1] == rest}
+    elif kind == "channel":
+        same.add(f"id:{rest.rsplit(':', 1)[-1]}")
+    rivals = [k for k in table if k in same]
+    if "*" in table:
+        rivals.append("*")
+    return rivals
+
+
+def shadowed_global_senders(
+    policy: CompiledPolicy, inventory: Inventory, *, strict: bool = False
+) -> Iterator[Diagnostic]:
+    """PC436: an agent's sender entry whose senders lose entries of a global sender entry."""
+    cat = policy.catalog
+    glob = policy.global_tools.senders
+    if glob is None or not glob.policies:
+        return
+    judged: dict[tuple[object, ...], tuple[list[str], bool]] = {}
+    for agent in policy.agents.values():
+        scope = agent.tools
+        if scope is None or scope.senders is None:
+            continue
+        table = f"{scope.name}.toolsBySender"
+        for key, rule in scope.senders.policies.items():
+            rule_key = rule.scope if rule is not None else join_path(table, key)
+            for rival in _global_rivals(key, glob.policies):
+                global_rule = glob.policies[rival]
+                if global_rule is None:
+                    continue
+                # many agents repeat one rule: judge each (rule, global rule) pair once
+                memo = (*_signature(rule), rival)
+                if memo not in judged:
+                    judged[memo] = _shadowed(global_rule, rule, inventory, cat)
+                denies, allow_lost = judged[memo]
+                lost, fixes = [], []
+                if denies:
+                    lost.append(f"the deny entries {_quote(denies)}")
+                    fixes.append(f"add {_quote(denies)} to {rule_key}.deny")
+                if allow_lost and global_rule.allow is not None:
+                    lost.append(f"the allow list {global_rule.allow.key}")
+                    allowed = [e.raw.strip() for e in global_rule.allow.entries]
+                    fixes.append(f"narrow {rule_key}.allow to [{_quote(allowed)}]")
+                if not lost:
+                    continue
+                lists = [
+                    x for p in (rule, global_rule) if p is not None for x in (p.deny, p.allow) if x
+                ]
+                d = Diagnostic.make(
+                    "PC436",
+                    f"{rule_key} is used instead of {global_rule.scope} for the senders it "
+                    f"matches (the agent's match wins): {' and '.join(lost)} do not apply to "
+                    "them",
+                    next((x.source for x in lists if x.source is not None), None),
+                    rule_key,
+                    "; ".join(fixes) + " (or drop the global rule if that is intended)",
+                )
                 if strict:
                     d = Diagnostic(d.code, d.message, d.source, d.path, d.fix, Severity.ERROR)
                 yield d

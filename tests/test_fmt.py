@@ -96,3 +96,34 @@ def test_migrate_refuses_what_it_cannot_migrate_with_every_location(
     err = capsys.readouterr().err
     assert f"policy.{suffix}:1:" in err and "PC306" in err and "PC204" in err
     assert path.read_text(encoding="utf-8") == text
+
+
+GROUPS = "tools:\n  profile: coding\nchannels:\n  telegram:\n    groups:\n"
+
+
+@pytest.mark.parametrize(
+    ("keys", "where"),
+    [
+        (["~"], "6:7"),
+        (["Null", "NULL"], "7:7"),
+        (["1_000", "1e3"], "7:7"),
+    ],
+)
+def test_fmt_never_changes_a_key_it_cannot_keep(
+    keys: list[str], where: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """F25: `~:` became `null:` (group "~" lost its deny); `Null`/`NULL` crashed fmt."""
+    text = GROUPS + "".join(f"      {k}: {{tools: {{deny: [exec]}}}}\n" for k in keys)
+    path = tmp_path / "g.yaml"
+    path.write_text(text, encoding="utf-8")
+    for argv in (["fmt", str(path)], ["fmt", "--check", str(path)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"g.yaml:{where}: PC437" in err and "Traceback" not in err
+    assert path.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("key", ["null", "1_000", "1e3", "-100123", "yes", '"~"'])
+def test_fmt_keeps_keys_the_writer_round_trips(key: str) -> None:
+    text = GROUPS + f"      {key}: {{tools: {{deny: [exec]}}}}\n"
+    assert format_text(text, "g.yaml") == text

@@ -3,9 +3,11 @@ run, classified as shipped-but-unavailable core tools or plugin tools not enable
 
 from __future__ import annotations
 
+import threading
+
 from ..catalog import Catalog
 from ..diagnostics import Diagnostic
-from ..entries import Entry
+from ..entries import Entry, EntryList
 from ..inventory import MCP_PLUGIN_ID, Inventory
 from ..names import Glob, is_glob
 from .layers import LayerPlan
@@ -46,6 +48,45 @@ def _classify(entry: Entry, inv: Inventory, cat: Catalog) -> str:
     return "unknown"
 
 
+#: (id(list), inventory fingerprint, id(catalog)) -> (list, catalog, unavailable, unknown).
+#: The list and catalog are held by the entry, so their ids cannot be reused while it lives,
+#: and a hit is checked by identity. A matrix resolves the same compiled lists in thousands
+#: of contexts: each list is analysed once per inventory, not once per context (finding F13).
+_Analysis = tuple[EntryList, Catalog, tuple[str, ...], tuple[str, ...]]
+_ANALYSES: dict[tuple[int, bytes, int], _Analysis] = {}
+_ANALYSES_MAX = 4096
+_ANALYSES_LOCK = threading.Lock()
+
+
+def _analysis(
+    lst: EntryList, inv: Inventory, cat: Catalog
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The list's config entries that are unavailable core tools, and those that are unknown."""
+    key = (id(lst), inv.fingerprint, id(cat))
+    found = _ANALYSES.get(key)
+    if found is not None and found[0] is lst and found[1] is cat:
+        return found[2], found[3]
+    unavailable: list[str] = []
+    unknown: list[str] = []
+    verdicts: dict[str, str] = {}
+    for entry in lst.entries:
+        if entry.origin != "config":
+            continue
+        verdict = verdicts.get(entry.text)
+        if verdict is None:
+            verdict = verdicts[entry.text] = _classify(entry, inv, cat)
+        if verdict == "unavailable":
+            unavailable.append(entry.text)
+        elif verdict == "unknown":
+            unknown.append(entry.text)
+    result = (tuple(unavailable), tuple(unknown))
+    with _ANALYSES_LOCK:
+        if len(_ANALYSES) >= _ANALYSES_MAX:
+            _ANALYSES.clear()
+        _ANALYSES[key] = (lst, cat, *result)
+    return result
+
+
 def unknown_entry_warnings(
     applied: list[LayerPlan], inv: Inventory, cat: Catalog
 ) -> list[Diagnostic]:
@@ -58,15 +99,7 @@ def unknown_entry_warnings(
             # its entries are analysed where they do widen, at the profile layer.
             if lst is None or lst.empty or (kind == "allowlist" and lst.wildcard is not None):
                 continue
-            unavailable, unknown = [], []
-            for entry in lst.entries:
-                if entry.origin != "config":
-                    continue
-                verdict = _classify(entry, inv, cat)
-                if verdict == "unavailable":
-                    unavailable.append(entry.text)
-                elif verdict == "unknown":
-                    unknown.append(entry.text)
+            unavailable, unknown = _analysis(lst, inv, cat)
             if not unavailable and not unknown:
                 continue
             suffix = (
@@ -77,7 +110,8 @@ def unknown_entry_warnings(
                 else _PLUGIN_HINT
             )
             names = ", ".join([*unavailable, *unknown])
-            first = next(e for e in lst.entries if e.text in (unavailable + unknown))
+            flagged = {*unavailable, *unknown}
+            first = next(e for e in lst.entries if e.text in flagged)
             out.append(
                 Diagnostic.make(
                     code,

@@ -75,6 +75,34 @@ def test_a_plugin_id_equal_to_a_core_tool_name_is_refused() -> None:
     assert sum(w.code == "PC383" for w in res.warnings) == 2
 
 
+def test_a_plugin_id_that_is_entry_syntax_is_refused() -> None:
+    """F8: a plugin with id `bundle-mcp` got its tools through every `bundle-mcp` entry."""
+    from policyctl.diagnostics import PolicyError
+
+    text = (
+        "catalog: openclaw\ntools: {profile: coding, allow: [read, bundle-mcp]}\n"
+        "inventory: {plugins: [{name: deploy_prod, pluginId: bundle-mcp}], "
+        "mcp: {github: {tools: [create_pr]}}}\n"
+    )
+    try:
+        load_policy_text(text)
+    except PolicyError as exc:
+        assert any(d.code == "PC385" for d in exc.diagnostics)
+    else:
+        raise AssertionError("a plugin id bundle-mcp compiled")
+    policy = load_policy_text("catalog: openclaw\ntools: {allow: [read, bundle-mcp, 'group:x']}\n")
+    tools = [
+        Tool("read"),
+        Tool("deploy_prod", "bundle-mcp"),
+        Tool("github__create_pr", "bundle-mcp"),
+    ]
+    tools += [Tool("x_tool", "group:x"), Tool("star_tool", "st*")]
+    res = resolve(policy, RunContext(), tools)
+    # at run time `bundle-mcp` is the host's MCP marker; group and glob ids are dropped
+    assert res.allowed == ("read", "deploy_prod", "github__create_pr")
+    assert sum(w.code == "PC386" for w in res.warnings) == 2
+
+
 names = st.lists(
     st.sampled_from([t.name for t in INVENTORY] + ENTRY_SYNTAX + ["nothing_like_it"]),
     max_size=8,

@@ -1,0 +1,43 @@
+"""F14: look-alike (non-ASCII) scope ids are refused with their location (semantics 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from policyctl import load_policy
+from policyctl.diagnostics import PolicyError
+
+TEXT = (
+    'tools:\n  profile: coding\n  byProvider:\n    "open\u0430i": {deny: [exec]}\n'
+    'agents:\n  entries:\n    "c\u043eder": {tools: {deny: [exec]}}\n'
+    'channels:\n  "sl\u0430ck":\n    accounts:\n      "w\u043e":\n        groups:\n'
+    '          "G\u043e": {tools: {deny: [exec]}}\n'
+    '  telegram:\n    groups:\n      "C\u200b2": {tools: {deny: [exec]}}\n'
+)
+
+
+def test_lookalike_scope_ids_are_errors_with_their_location(tmp_path: Path) -> None:
+    path = tmp_path / "cyr.yaml"
+    path.write_text(TEXT, encoding="utf-8")
+    with pytest.raises(PolicyError) as err:
+        load_policy(path)
+    found = {
+        (d.source.line, d.source.column)
+        for d in err.value.diagnostics
+        if d.code == "PC301" and d.source is not None
+    }
+    assert found == {(4, 5), (7, 5), (9, 3), (11, 7), (13, 11), (16, 7)}
+    assert all("\u043e" not in d.message for d in err.value.diagnostics)
+
+
+def test_ascii_ids_with_punctuation_and_spaces_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "ok.yaml"
+    path.write_text(
+        "tools: {profile: coding}\nchannels:\n  matrix:\n    groups:\n"
+        '      "!room:example.org": {tools: {deny: [exec]}}\n'
+        '      "team chat #1": {tools: {deny: [exec]}}\n',
+        encoding="utf-8",
+    )
+    load_policy(path)
