@@ -68,18 +68,32 @@ def test_ids_with_escapes_never_reach_the_terminal(
 def test_diff_escapes_ids_in_text_and_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # an id with control characters is refused where it is written (PC301: scope ids are
+    # printable ASCII), and the refusal itself shows them escaped, in every format
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     agent = f"a{FAKE}"
     old.write_text(json.dumps({"agents": {"entries": {agent: {"tools": {"deny": ["exec"]}}}}}))
     new.write_text(json.dumps({"agents": {"entries": {agent: {}}}}))
     for fmt in ("text", "json", "markdown"):
-        _, out = _run(["diff", str(old), str(new), "--format", fmt], capsys)
+        code, out = _run(["diff", str(old), str(new), "--format", fmt], capsys)
+        assert code == 2 and "PC301" in out, fmt
         assert _raw_controls(out) == [], fmt
-        if fmt == "json":
-            json.loads(out)  # escaping keeps JSON valid
+        assert "\\u001b" in out, fmt
 
 
-HOSTILE_IDS = ["a`b", "x|y", "two\nlines", "<!-- hide the rest", "`|`<!--\n| a | b |", "[l](j.x)"]
+HOSTILE_IDS = ["a`b", "x|y", "<!-- hide the rest", "`|`<!-- | a | b |", "[l](j.x)"]
+
+
+@pytest.mark.parametrize("agent", ["two\nlines", "`|`<!--\n| a | b |"])
+def test_an_id_with_a_newline_never_reaches_a_markdown_table(
+    tmp_path: Path, agent: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps({"agents": {"entries": {agent: {"tools": {"deny": ["exec"]}}}}}))
+    new.write_text(json.dumps({"agents": {"entries": {agent: {}}}}))
+    code, out = _run(["diff", str(old), str(new), "--format", "markdown"], capsys)
+    assert code == 2 and "PC301" in out
+    assert "<!--\n" not in out and "| a | b |\n" not in out
 
 
 @pytest.mark.parametrize("agent", HOSTILE_IDS)
@@ -127,37 +141,11 @@ def test_argument_errors_do_not_echo_escapes(capsys: pytest.CaptureFixture[str])
 def test_commands_that_print_a_file_print_it_as_data(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # a bidi override is a legal character of an id; in a bundle (or a policy from `fmt` or
-    # `import`) it is data, written as is, while human output shows it escaped
+    # a bidi override in an id is refused where it is written (PC301), and the refusal shows it
+    # escaped; text that is data (a bundle) is only ever written from a policy that loaded
     agent = "evil\u202eli"
     path = tmp_path / "p.json"
     path.write_text(json.dumps({"agents": {"entries": {agent: {}}}}), encoding="utf-8")
-    assert main(["compile", str(path)]) == 0
-    assert agent in capsys.readouterr().out
-    main(["matrix", str(path)])
-    out = capsys.readouterr().out
+    code, out = _run(["compile", str(path)], capsys)
+    assert code == 2 and "PC301" in out
     assert "\\u202e" in out and agent not in out
-
-
-def test_on_a_terminal_only_policyctl_colours_pass(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import io
-    import sys
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.setenv("TERM", "xterm")
-    path = tmp_path / "p.json"
-    path.write_text(json.dumps({"tools": {f"k{FAKE}": 1}}), encoding="utf-8")
-    terminal = Terminal()
-    monkeypatch.setattr(sys, "stdout", terminal)
-    main(["validate", str(path)])
-    out = terminal.getvalue()
-    assert "\x1b[31mPC201\x1b[0m" in out  # our colour
-    ours = re.sub("\x1b\\[(?:0|1|2|31|32|33|36)m", "", out)  # the palette of Painter
-    assert "\x1b" not in ours  # and nothing else: the file's escapes are shown as text
-    assert "\\u001b[2K" in ours
