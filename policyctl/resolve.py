@@ -16,31 +16,23 @@ from dataclasses import dataclass
 from .catalog import Catalog
 from .compiled import CompiledPolicy
 from .context import Capture, RunContext
-from .contextcheck import unknown_context_values
 from .diagnostics import Diagnostic
 from .entries import Entry, build_list
 from .inventory import Inventory, Tool
-from .names import normalise_sender, normalize
-from .pipeline.context import EffectiveContext, derive
+from .names import normalize
 from .pipeline.engine import Resolver
-from .pipeline.layers import spec
 from .pipeline.match import RuleKind, decide
 from .pipeline.result import (
     LayerTrace,
     NoCallableToolsError,
     RemovedTool,
     Resolution,
-    construction_record,
-    record,
 )
-from .pipeline.select import build_shape, plans_for
-from .pipeline.warnings import unknown_entry_warnings
 
 __all__ = [
     "CronCap",
     "LayerTrace",
     "NoCallableToolsError",
-    "ReferenceResolution",
     "RemovedTool",
     "Resolution",
     "Resolver",
@@ -49,7 +41,6 @@ __all__ = [
     "decide",
     "default_inventory",
     "resolve",
-    "resolve_reference",
     "resolver_for",
 ]
 
@@ -94,106 +85,6 @@ def resolve(
     same tools share their cached work, whichever object carries them.
     """
     return resolver_for(policy).resolve(context, inventory, require_tools=require_tools)
-
-
-@dataclass(frozen=True, slots=True)
-class ReferenceResolution:
-    """What `resolve_reference` returns: the same fields as `Resolution`, computed eagerly."""
-
-    context: EffectiveContext
-    allowed: tuple[str, ...]
-    removed: tuple[RemovedTool, ...]
-    layers: tuple[LayerTrace, ...]
-    warnings: tuple[Diagnostic, ...]
-    inherited_deny: tuple[str, ...]
-
-
-def resolve_reference(
-    policy: CompiledPolicy,
-    context: RunContext | None = None,
-    inventory: Inventory | Iterable[Tool] | None = None,
-) -> ReferenceResolution:
-    """Every tool through every layer, one `decide` at a time, with no cache and no bitmask.
-
-    It shares layer selection with the engine, so it checks the bitmask path, not the
-    semantics; the independent specification lives in the test suite."""
-    ctx = context or RunContext()
-    cat = policy.catalog
-    if inventory is None:
-        inv = policy.default_inventory
-    elif isinstance(inventory, Inventory):
-        inv = inventory
-    else:
-        inv = Inventory.build(inventory, cat)
-    facts, notes = derive(policy, ctx)
-    sender = normalise_sender(ctx.sender)
-    shape = build_shape(policy, facts)
-    plans = plans_for(shape, sender)
-    eff = EffectiveContext.of(facts, ctx, sender)
-    applied = [p for p in plans if p.policy is not None]
-    removed: list[RemovedTool] = []
-    alive: list[Tool] = []
-    for tool in inv.tools:
-        why = construction_record(tool, eff, cat, applied)
-        if why is None:
-            alive.append(tool)
-        else:
-            removed.append(why)
-    traces: list[LayerTrace] = []
-    for plan in plans:
-        lp = plan.policy
-        name = spec(plan.stage).name
-        if lp is None:
-            traces.append(
-                LayerTrace(
-                    int(plan.stage),
-                    name,
-                    plan.label,
-                    False,
-                    plan.skip_reason,
-                    (),
-                    None,
-                    False,
-                    plan.detail,
-                )
-            )
-            continue
-        survivors: list[Tool] = []
-        gone: list[str] = []
-        for tool in alive:
-            verdict = decide(tool.name, tool.plugin_id, lp, cat)
-            if verdict is None:
-                survivors.append(tool)
-                continue
-            gone.append(tool.name)
-            removed.append(record(tool.name, plan, lp, verdict[0], verdict[1]))
-        alive = survivors
-        traces.append(
-            LayerTrace(
-                int(plan.stage),
-                name,
-                plan.label,
-                True,
-                None,
-                tuple(gone),
-                lp.scope,
-                lp.restrictive,
-                plan.detail,
-            )
-        )
-    warnings = [*inv.conflicts, *notes, *shape.notes, *unknown_entry_warnings(applied, inv, cat)]
-    warnings.extend(unknown_context_values(policy, eff))
-    return ReferenceResolution(
-        eff,
-        tuple(t.name for t in alive),
-        tuple(removed),
-        tuple(traces),
-        tuple(dict.fromkeys(warnings)),
-        ctx.parent.deny if ctx.parent else (),
-    )
-
-
-# -- cron caps (semantics 7.8) ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
