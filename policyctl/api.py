@@ -19,20 +19,19 @@ from .schema_errors import diagnostics_from_validation
 from .settings import Limits
 
 
+def policy_schema_diagnostics(exc: ValidationError, loaded: LoadedDocument) -> list[Diagnostic]:
+    """pydantic's errors for a policy document, located in its files."""
+    return diagnostics_from_validation(
+        exc, loaded.locations, model=PolicyDocument, extra_keys=["extends"], data=loaded.data
+    )
+
+
 def validate_document(loaded: LoadedDocument) -> PolicyDocument:
     """Schema stage: plain data -> the typed document, or every schema error, located."""
     try:
         return PolicyDocument.model_validate(loaded.data)
     except ValidationError as exc:
-        raise PolicyError(
-            diagnostics_from_validation(
-                exc,
-                loaded.locations,
-                model=PolicyDocument,
-                extra_keys=["extends"],
-                data=loaded.data,
-            )
-        ) from None
+        raise PolicyError(policy_schema_diagnostics(exc, loaded)) from None
 
 
 @contextmanager

@@ -86,12 +86,11 @@ def _looks_like_test_file(data: dict[str, Any]) -> bool:
 def validate_loaded(
     loaded: LoadedDocument, *, strict: bool = False, max_contexts: int = 2000
 ) -> list[Diagnostic]:
-    from .api import _gc_paused
+    from .api import _gc_paused, policy_schema_diagnostics
     from .catalog import load_catalog
     from .checks import check_policy
     from .compile import compile_document, relative_catalog_dir
     from .model import PolicyDocument
-    from .schema_errors import diagnostics_from_validation
 
     # the loader's warnings: legacy shapes migrated, keys merged across spellings
     found: list[Diagnostic] = list(loaded.diagnostics)
@@ -100,15 +99,7 @@ def validate_loaded(
         doc = PolicyDocument.model_validate(loaded.data)
         data = loaded.data
     except ValidationError as exc:
-        found.extend(
-            diagnostics_from_validation(
-                exc,
-                loaded.locations,
-                model=PolicyDocument,
-                extra_keys=["extends"],
-                data=loaded.data,
-            )
-        )
+        found.extend(policy_schema_diagnostics(exc, loaded))
         sound = _sound_part(_without(loaded.data, _error_paths(exc, loaded.data)))
         if sound is None:
             return found
