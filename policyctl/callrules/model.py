@@ -8,6 +8,7 @@ call (sub-command, path, URL) that decided.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
@@ -77,7 +78,7 @@ class SpecifierError(ValueError):
         self.problem = problem
 
 
-class Matcher:
+class Matcher(ABC):
     """A compiled specifier: parse once, match many. Subclasses are frozen dataclasses.
 
     `matches(part, strict)` answers for one part of a call. `strict` is True for allow rules:
@@ -92,8 +93,9 @@ class Matcher:
     #: a shell pattern's literal command word: rules are indexed by it
     first_word: str | None = None
 
+    @abstractmethod
     def matches(self, part: Part, strict: bool) -> bool:
-        raise NotImplementedError
+        """Whether this specifier meets `part` (see the class docstring for `strict`)."""
 
 
 @dataclass(frozen=True, slots=True)
