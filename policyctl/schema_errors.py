@@ -223,17 +223,9 @@ def _best_union_members(errors: list[Any], data: Any) -> list[Any]:
 
 
 def _real_path(loc: tuple[Any, ...], data: Any, keep_last: bool) -> tuple[Any, ...]:
-    out: list[Any] = []
-    node = data
-    for i, part in enumerate(loc):
-        in_dict = isinstance(node, dict) and part in node
-        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        if in_dict or in_list:
-            out.append(part)
-            node = node[part]
-        elif keep_last and i == len(loc) - 1:
-            out.append(part)  # a missing key is, by definition, not in the data
-    return tuple(out)
+    """The error location without pydantic's union tags (a missing key, by definition not in
+    the data, is kept when `keep_last`)."""
+    return tuple(_walk(loc, data, keep_last)[0])
 
 
 def _is_union_tag(part: Any) -> bool:
