@@ -20,7 +20,7 @@ from .diagnostics import Diagnostic, PolicyError, Source
 from .loader import detect_format, parse_text, read_text
 from .located import flatten
 from .model import StrictModel as _Strict
-from .names import ascii_problem
+from .names import ascii_problem, fold
 from .settings import Limits, default_limits
 
 BUILTIN_CATALOGS = ("openclaw", "openclaw-2026.4", "nanobot")
@@ -162,7 +162,7 @@ class Catalog:
     call_write_tool: str | None = None
 
     def canonical_provider(self, provider: str) -> str:
-        key = provider.strip().lower()
+        key = fold(provider)
         return self.provider_aliases.get(key, key)
 
 
@@ -189,14 +189,14 @@ def _derive(files: list[CatalogFile]) -> Catalog:
     call_write: str | None = None
     for f in files:
         for row in f.tools:
-            tools[row.id.strip().lower()] = row
-        aliases.update({k.strip().lower(): v.strip().lower() for k, v in f.aliases.items()})
+            tools[fold(row.id)] = row
+        aliases.update({fold(k): fold(v) for k, v in f.aliases.items()})
         covers.update({k.lower(): tuple(x.lower() for x in v) for k, v in f.covers.items()})
         grants.extend(f.grants)
         deny_implies.update(
             {k.lower(): tuple(x.lower() for x in v) for k, v in f.deny_implies.items()}
         )
-        owner_only.update(x.strip().lower() for x in f.owner_only)
+        owner_only.update(fold(x) for x in f.owner_only)
         provider_aliases.update({k.lower(): v.lower() for k, v in f.provider_aliases.items()})
         profile_rows.update(f.profiles)
         image_tool = f.image_tool or image_tool
@@ -208,7 +208,7 @@ def _derive(files: list[CatalogFile]) -> Catalog:
     last = files[-1]
 
     def norm(name: str) -> str:
-        text = name.strip().lower()
+        text = fold(name)
         return aliases.get(text, text)
 
     rows = tuple(
@@ -240,7 +240,7 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         for p in tool.profiles:
             profiles.setdefault(p, []).append(tool.id)
     for pname, prow in profile_rows.items():
-        key = pname.strip().lower()
+        key = fold(pname)
         base = list(prow.tools) if prow.tools is not None else profiles.get(key, [])
         profiles[key] = [*base, *(x for x in prow.also if x not in base)]
     profiles[FULL_PROFILE] = ["*"]
@@ -293,7 +293,7 @@ def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
         ) from None
     problems = []
     for i, row in enumerate(parsed.tools):
-        bad = ascii_problem(row.id.strip().lower())
+        bad = ascii_problem(fold(row.id))
         if bad:
             problems.append(
                 Diagnostic.make(

@@ -27,7 +27,7 @@ from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
-from .names import Glob, is_glob
+from .names import Glob, fold, is_glob
 from .reach import unreachable_entries
 from .resolve import NoCallableToolsError, decide, default_inventory, resolve
 from .shadowing import shadowed_global_senders, shadowed_group_tools
@@ -97,9 +97,9 @@ class _Universe:
         # does, so they are unknown here exactly as resolve's PC401/PC402 say (semantics 9).
         named = set(catalog.tool_ids) | set(catalog.owner_only) | set(catalog.aliases.values())
         named.update(catalog.aliases.get(n, n) for n in list(named))
-        self.channel_tools = {
-            n.strip().lower() for n in catalog.sandbox_deny if n.strip().lower() not in named
-        } - set(catalog.aliases)
+        self.channel_tools = {fold(n) for n in catalog.sandbox_deny if fold(n) not in named} - set(
+            catalog.aliases
+        )
         self.tools = named | set(inventory.names)
         self.sorted_tools = sorted(self.tools)
         self.suggestions_left = SUGGESTIONS

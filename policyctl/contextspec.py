@@ -8,6 +8,7 @@ from pydantic import Field
 
 from .context import Capture, RunContext, Sender
 from .model import StrictModel as _Strict
+from .names import fold
 
 
 class SenderSpec(_Strict):
@@ -35,7 +36,7 @@ class ContextSpec(_Strict):
     def to_run_context(self) -> RunContext:
         s = self.sender or SenderSpec()
         parent = (
-            Capture(tuple(t.strip().lower() for t in self.parent_tools if t.strip()))
+            Capture(tuple(fold(t) for t in self.parent_tools if t.strip()))
             if self.parent_tools is not None
             else None
         )

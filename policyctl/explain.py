@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .diagnostics import did_you_mean
 from .entries import PLUGINS_GROUP, Entry, build_list
 from .located import list_path
-from .names import is_glob, normalize
+from .names import fold, is_glob, normalize
 from .resolution import record
 from .resolve import RemovedTool, Resolution, decide
 
@@ -286,7 +286,7 @@ def decide_tool(
 ) -> ToolDecision:
     policy = policy if policy is not None else _policy_of(resolution)
     aliases = policy.catalog.aliases if policy is not None else {}
-    name = normalize(tool, aliases) or tool.strip().lower()
+    name = normalize(tool, aliases) or fold(tool)
     asked = tool if name != tool else None
     known = name in resolution.inventory.names
     if name in resolution.allowed:
@@ -371,7 +371,7 @@ def sandbox_refusal(
     """Semantics 9: the refusal a sandboxed run reads when it calls a tool the sandbox removed."""
     policy = policy if policy is not None else _policy_of(resolution)
     aliases = policy.catalog.aliases if policy is not None else {}
-    r = resolution.removal(normalize(tool, aliases) or tool.strip().lower())
+    r = resolution.removal(normalize(tool, aliases) or fold(tool))
     ctx = resolution.context
     if r is None or r.stage != 9:
         return None

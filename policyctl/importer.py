@@ -23,6 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .names import fold
+
 _POLICY_KEYS = ("allow", "alsoAllow", "deny")
 _TOOLS_KEYS = ("profile", *_POLICY_KEYS, "byProvider", "toolsBySender", "sandbox", "subagents")
 
@@ -186,7 +188,7 @@ def _enabled_channels(value: Any) -> set[str]:
     if not isinstance(value, Mapping):
         return set()
     return {
-        str(name).strip().lower()
+        fold(str(name))
         for name, channel in value.items()
         if isinstance(channel, Mapping) and channel.get("enabled") is not False
     }
@@ -280,7 +282,7 @@ def _entries(node: Any) -> Iterator[str]:
     if isinstance(node, Mapping):
         for key, value in node.items():
             if key in _POLICY_KEYS and isinstance(value, list):
-                yield from (v.strip().lower() for v in value if isinstance(v, str))
+                yield from (fold(v) for v in value if isinstance(v, str))
             else:
                 yield from _entries(value)
 

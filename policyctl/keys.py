@@ -21,7 +21,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, Source
 from .located import LocMap, LocSeq, format_path
-from .names import mcp_tool_name
+from .names import fold, mcp_tool_name
 
 KeyPath = tuple[str, ...]
 
@@ -72,7 +72,7 @@ def sender_normal_form(text: str) -> str | None:
     kind, sep, value = text.partition(":")
     kind = kind.lower()
     if sep and kind in _SENDER_KINDS:
-        value = value.strip().lower()
+        value = fold(value)
         if kind == "username":
             value = value.removeprefix("@")
         if kind == "channel":
@@ -141,7 +141,7 @@ def _plugin_collisions(plugins: LocSeq) -> list[Diagnostic]:
         name = item.get("name") if isinstance(item, LocMap) else None
         if not isinstance(name, str) or not name.strip():
             continue
-        norm = name.strip().lower()
+        norm = fold(name)
         if norm in seen:
             found.append(
                 Diagnostic.make(
@@ -176,11 +176,11 @@ def migrate_legacy(doc: LocMap, diagnostics: list[Diagnostic]) -> LocMap:
     existing = entries if entries is not None else LocMap()
     for key, value in existing.items():
         new_entries.put(key, value, existing.key_src.get(key), existing.val_src.get(key))
-        taken[key.strip().lower()] = key
+        taken[fold(key)] = key
     for item, item_src in zip(items, items.item_src, strict=False):
         aid: str = item["id"]
         id_src = item.val_src.get("id") or item_src
-        norm = aid.strip().lower()
+        norm = fold(aid)
         if norm in taken:
             diagnostics.append(
                 Diagnostic.make(

@@ -13,6 +13,7 @@ from typing import Any
 from .diagnostics import Diagnostic, PolicyError
 from .keys import map_kind, normal_key
 from .located import LocMap, LocSeq, format_path
+from .names import fold
 
 
 def merge(
@@ -80,7 +81,7 @@ def union(first: LocSeq, second: LocSeq) -> LocSeq:
     seen: set[Any] = set()
     for seq in (first, second):
         for item, src in zip(seq, seq.item_src, strict=False):
-            marker = item.strip().lower() if isinstance(item, str) else repr(item)
+            marker = fold(item) if isinstance(item, str) else repr(item)
             if marker not in seen:
                 seen.add(marker)
                 out.add(item, src)

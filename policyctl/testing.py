@@ -27,6 +27,7 @@ from .lineage import LeafCannotSpawn, child_context
 from .loader import load_document
 from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
 from .model import StrictModel as _Strict
+from .names import fold
 from .resolution import Resolution
 from .resolve import resolve
 from .schema_errors import diagnostics_from_validation
@@ -163,7 +164,7 @@ def _trail(res: Resolution, tool: str) -> list[str]:
 
 def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> list[str]:
     def norm(name: str) -> str:
-        text = name.strip().lower()
+        text = fold(name)
         return catalog_aliases.get(text, text)
 
     failures: list[str] = []
@@ -290,7 +291,7 @@ def _check_invariants(
     for i, inv in enumerate(spec.invariants):
         src = locations.value(("invariants", i))
         if isinstance(inv, NeverInvariant):
-            tools = [aliases.get(t.strip().lower(), t.strip().lower()) for t in inv.never.tools]
+            tools = [aliases.get(fold(t), fold(t)) for t in inv.never.tools]
             result = CaseResult(f"never: {', '.join(tools)}", src, kind="invariant")
             for cell, res in resolved:
                 if _matches(inv.never.unless, res):

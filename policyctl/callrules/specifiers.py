@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from ..names import fold
 from .keyed import looks_keyed, parse_keyed
 from .model import (
     ArgumentKind,
@@ -72,7 +73,7 @@ def split_entry(entry: str) -> tuple[str, str | None, int]:
             raise SpecifierError(
                 SpecifierProblem("PC350", '")" without "("', entry, entry.find(")"))
             )
-        return entry.strip().lower(), None, -1
+        return fold(entry), None, -1
     stripped = entry.rstrip()
     if not stripped.endswith(")"):
         raise SpecifierError(
@@ -80,7 +81,7 @@ def split_entry(entry: str) -> tuple[str, str | None, int]:
                 "PC350", 'a specifier must end with ")"', entry, len(stripped), 'add ")"'
             )
         )
-    tool = entry[:opening].strip().lower()
+    tool = fold(entry[:opening])
     if not tool:
         raise SpecifierError(SpecifierProblem("PC350", "a specifier needs a tool name", entry, 0))
     return tool, stripped[opening + 1 : -1], opening + 1

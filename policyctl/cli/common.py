@@ -137,6 +137,7 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
     from dataclasses import replace
 
     from ..context import Capture, RunContext, Sender
+    from ..names import fold
 
     ctx = _context_file(args.context) if args.context else RunContext()
     changes: dict[str, Any] = {}
@@ -161,7 +162,7 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
             raise UsageError("--subagent-depth must be >= 0")
         changes["subagent_depth"] = args.subagent_depth
     if args.parent_tools is not None:
-        names = tuple(n.strip().lower() for n in args.parent_tools.split(",") if n.strip())
+        names = tuple(fold(n) for n in args.parent_tools.split(",") if n.strip())
         changes["parent"] = Capture(names)
     s = ctx.sender
     sender = Sender(

@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if _CODE.match(args.file) and not Path(args.file).exists():
         return explain_code(args.file)
     from ..explain import decide_tool, sandbox_refusal, summary_line
+    from ..names import fold
     from .common import print_json
     from .output import Painter
     from .resolve import print_context_warnings, resolve_for_cli
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
             out["fix"] = decision.fix
         print_json(out)
         return EXIT_OK
-    if decision.asked is not None and decision.asked.strip().lower() != decision.tool:
+    if decision.asked is not None and fold(decision.asked) != decision.tool:
         print(f'"{decision.asked}" is an alias of {decision.tool}')
     if decision.allowed:
         print(f"{decision.tool}: {paint('ALLOWED', 'green')} in this run")

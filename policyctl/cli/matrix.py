@@ -68,13 +68,14 @@ def _cell(res: Resolution, tool: str) -> str:
 
 def _agents(policy: CompiledPolicy, wanted: list[str] | None) -> list[str | None] | None:
     from ..diagnostics import suggestion
+    from ..names import fold
 
     if wanted is None:
         return None
     known = sorted(policy.agents)
     out: list[str | None] = []
     for raw in wanted:
-        name = raw.strip().lower()
+        name = fold(raw)
         if name == NO_AGENT:
             out.append(None)
         elif name in policy.agents:

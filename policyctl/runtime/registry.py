@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ..explain import decide_tool, sandbox_refusal
 from ..inventory import Inventory, Tool
-from ..names import ascii_problem
+from ..names import ascii_problem, fold
 from ..resolution import RemovedTool, Resolution
 from .arguments import ArgumentError, coerce_arguments
 from .tools import RuntimeTool
@@ -102,7 +102,7 @@ class ToolRegistry:
     def register(self, tool: RuntimeTool, *, replace: bool = False) -> None:
         problem = (
             ascii_problem(tool.name)
-            if tool.name == tool.name.strip().lower()
+            if tool.name == fold(tool.name)
             else "not lowercase and trimmed"
         )
         if problem:
