@@ -75,7 +75,8 @@ COMMANDS = {
 # and are reported as XPASS.
 OVER_BUDGET = (
     {("deny-globs.json", c) for c in ("validate", "resolve", "explain", "matrix", "diff")}
-    | {("deny-entries.json", "diff")}
+    # validate: 9.0-10.8 s CPU against the 10 s budget on a quiet machine (at its edge)
+    | {("deny-entries.json", c) for c in ("diff", "validate")}
     | {("agents.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
     | {("senders.json", c) for c in ("validate", "resolve", "matrix", "diff", "compile")}
 )
