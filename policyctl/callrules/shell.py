@@ -227,6 +227,8 @@ _REDIRECT_READ = {"<", "<&"}
 _NOT_A_FILE = {"/dev/null"}
 
 
+#: an unquoted word bash reads as an assignment when it comes before the command word
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 #: an unquoted word with nothing to remove or expand and no blank: its value is its text
 _PLAIN_WORD = re.compile(r"[^\\*?\[{\s]*")
 
@@ -366,6 +368,10 @@ class _Walker:
                     raw = ascii[child.start_byte : child.end_byte]
                 else:
                     raw = self.source[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                if not words and _ASSIGNMENT.match(raw):
+                    # bash assigns `_=1` and `_+=1` before `rm x`; the grammar takes them for
+                    # the command word, which would hide `rm` from every rule
+                    continue
                 if _PLAIN_WORD.fullmatch(raw):
                     words.append(raw)  # the common case: nothing to remove, no blank
                     continue

@@ -301,6 +301,9 @@ SHELL_CONSTRUCTS = [
     sh("p1", "timeout --weird 5 rm x", "deny", UNANALYSABLE),
     sh("p1", "env -S 'rm x'", "deny", UNANALYSABLE),
     sh("p1", "env $X rm", "deny", UNANALYSABLE),
+    # `_=1` is an assignment to bash though the grammar takes it for the command word
+    sh("p2", "_=1 rm -rf /", "deny", RM),
+    sh("p2", "x=1 _+=2 rm -rf /", "deny", RM),
     # sudo, xargs, find: commands in their own right, and their payloads too
     sh("p1", "sudo ls", "deny", "exec(sudo *)"),
     sh("p2", "sudo rm -rf /", "deny", RM),

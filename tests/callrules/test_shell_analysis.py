@@ -33,6 +33,12 @@ def commands(line: str) -> list[tuple[str | None, ...]]:
         ("local a=$(b) c=1", [("local", None, "c=1"), ("b",)]),
         ("unset f", [("unset", "f")]),
         ("bash -c 'a; sh -c \"b\"'", [("a",), ("b",)]),
+        # assignments the grammar reads as the command word; bash runs `rm`
+        ("_=1 rm -rf /", [("rm", "-rf", "/")]),
+        ("x=1 _=2 _+=3 A+=4 rm x", [("rm", "x")]),
+        ("_=1", []),
+        ("'_=1' rm", [("_=1", "rm")]),  # quoted: a command word for bash too
+        ("rm _=1", [("rm", "_=1")]),
     ],
 )
 def test_commands(line: str, expected: list[tuple[str | None, ...]]) -> None:
