@@ -214,6 +214,8 @@ def _whatwg_ipv4(host: str) -> IP | str | None:
         if label[:2].lower() == "0x":
             numbers.append(int(label[2:] or "0", 16))
         elif len(label) > 1 and label.startswith("0"):
+            if not all(c in "01234567" for c in label):
+                return "not an IPv4 address"  # `08`: octal to a client, and not a number
             numbers.append(int(label, 8))
         else:
             numbers.append(int(label))

@@ -481,6 +481,8 @@ URLS = [
     web("http://[::1]/", "deny", DEFAULT),
     web("http://169.254.169.254/latest/meta-data", "deny", "web_fetch(ip:169.254.0.0/16)"),
     web("http://1.2.3.256/", "deny", UNANALYSABLE),
+    web("http://08/", "deny", UNANALYSABLE),  # octal to a client, and 8 is no octal digit
+    web("http://10.0.0.09/", "deny", UNANALYSABLE),
     web(
         "https://api.github.com/repos/acme/x",
         "allow",
