@@ -128,7 +128,7 @@ def test_size_limit() -> None:
 
 
 def test_parse_time_limit_and_the_parser_recovers() -> None:
-    line = "echo a && ls | grep x; " * 400  # large enough to be parsed in chunks
+    line = "echo 'a' && ls | grep x; " * 400  # parsed (quotes), and in chunks (its size)
     assert "parsing took longer" in analyse(line, ShellLimits(parse_seconds=0.0)).problems[0].reason
     again = analyse(line)  # a cancelled parse must not leak into the next one
     assert not again.problems and len(again.commands) == 1200
