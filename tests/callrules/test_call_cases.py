@@ -128,6 +128,7 @@ POLICIES: dict[str, Policy] = {
     "rm_refused_rest_asks": in_layer(deny=["exec(rm *)"], plain_ask=True),
     "git_rest_asks": in_layer(allow=["exec(git *)"], default="ask"),
     "deny_all": in_layer(deny=["exec(*)"]),
+    "deny_rm_rf": in_layer(deny=["exec(rm -rf *)", "exec(rm x)"]),
     "allow_all_specifier": in_layer(allow=["exec(*)"]),
     "name_and_specifier": in_layer(allow=["exec(git *)"], name=True),
     "plain_ask_only": in_layer(plain_ask=True),
@@ -313,6 +314,10 @@ SHELL_CONSTRUCTS = [
     sh("p2", "builtin eval x", "deny", UNANALYSABLE),
     sh("sudo_allowed", "sudo apt update", "allow", "exec(sudo apt update)"),  # payload screened
     sh("sudo_allowed", "sudo rm -rf /", "deny", RM),
+    # xargs appends its input: the missing words may come from it, or none at all
+    sh("deny_rm_rf", "echo -rf / | xargs rm", "deny", "exec(rm -rf *)"),
+    sh("deny_rm_rf", "true | xargs rm x", "deny", "exec(rm x)"),
+    sh("deny_rm_rf", "rm", "allow"),
     sh("sudo_allowed", "sudo -u root apt update", "deny", DEFAULT),
     sh("p2", "sudo -s", "deny", UNANALYSABLE),
     sh("p2", "setsid rm -rf /", "deny", RM),
