@@ -263,9 +263,9 @@ class _Compiler:
                 else None,
                 self.scope_policy(ptc, ppath, f"{prefix}tools.byProvider.allow"),
             )
-        senders = self.senders(
-            tc.tools_by_sender, (*path, "toolsBySender"), f"{prefix}tools.toolsBySender"
-        )
+        # OpenClaw's label for layer 8 whichever table matched (semantics 7); the scope
+        # (`agents.entries.<id>.tools.toolsBySender["*"]`) says which one
+        senders = self.senders(tc.tools_by_sender, (*path, "toolsBySender"), "tools.toolsBySender")
         sandbox = None
         if tc.sandbox is not None and tc.sandbox.tools is not None:
             st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
@@ -295,7 +295,8 @@ class _Compiler:
     def group(self, gc: GroupConfig, path: DocPath) -> GroupPolicy:
         return GroupPolicy(
             self.scope_policy(gc.tools, (*path, "tools"), "group tools.allow"),
-            self.senders(gc.tools_by_sender, (*path, "toolsBySender"), "group tools.toolsBySender"),
+            # a group's sender rule is layer 7, labelled as OpenClaw labels the group layer
+            self.senders(gc.tools_by_sender, (*path, "toolsBySender"), "group tools.allow"),
         )
 
     def groups(

@@ -143,10 +143,14 @@ KEYS = [
     *("main", "global", "work", "agent:a:main", "agent:a:work", "agent:b:main", "agent:a:global"),
     *("agent:a:slack:group:C1", "agent:a:slack:group:C2", "agent:a:slack:corp:group:C9"),
     *("agent:a:telegram:group:-100:topic:7", "agent:b:telegram:group:-100:topic:7:sender:5"),
-    *("agent:a:slack:dm:u1", "agent:a:subagent:x", "agent:a:subagent:x:subagent:y"),
+    *("agent:a:slack:dm:u1", "agent:a:slack:corp:direct:u1", "agent:a:dm:u1", "cron:job"),
+    *("agent:a:subagent:x", "agent:a:subagent:x:subagent:y"),
     *("agent:b:subagent:z", "agent:a:subagent:x:subagent:y:subagent:z"),
 ]
-SPAWNERS = [None, "agent:a:slack:group:C1", "agent:a:main", "agent:a:telegram:group:-100:topic:7"]
+SPAWNERS = [
+    *(None, "agent:a:slack:group:C1", "agent:a:main", "agent:a:telegram:group:-100:topic:7"),
+    "agent:a:telegram:dm:9",
+]
 
 
 @st.composite
