@@ -5,7 +5,6 @@
   again after the global deny already removes them (PC413);
 - `write` denied while `apply_patch` stays reachable (PC404);
 - a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
-- `group:x` naming no group (PC320, an error: groups are a closed set);
 - an allow glob meant for a plugin or MCP server that also grants core tools (PC431);
 - a group sender rule that shadows the group's tools (PC430, `shadowing.py`), an agent sender
   rule that shadows a global one (PC436);
@@ -147,33 +146,6 @@ class _Universe:
         return f'did you mean "{best}"?' if best else None
 
 
-def _is_unknown_group(entry: Entry, universe: _Universe) -> bool:
-    return entry.text.startswith("group:") and entry.text not in (
-        *universe.catalog.groups,
-        PLUGINS_GROUP,
-    )
-
-
-def _unknown_groups(lst: EntryList, universe: _Universe) -> Iterator[Diagnostic]:
-    """Semantics 4: groups are a closed set, so an unknown `group:x` is an error in any list
-    (a deny that names a group no one defined protects nothing)."""
-    known = [*universe.catalog.groups, PLUGINS_GROUP]
-    for entry in _config_entries(lst):
-        if _is_unknown_group(entry, universe):
-            # compare the names after "group:", or every group looks alike
-            near = did_you_mean(entry.text.removeprefix("group:"), [g[6:] for g in known])
-            best = f"group:{near}" if near else None
-            yield Diagnostic.make(
-                "PC320",
-                f'unknown group "{entry.raw.strip()}" in {list_path(entry.key)}: groups are '
-                f"the catalog's ({', '.join(sorted(universe.catalog.groups))}) and "
-                f"{PLUGINS_GROUP}",
-                entry.source,
-                entry.key,
-                f'did you mean "{best}"?' if best else "name the tools, or a group listed above",
-            )
-
-
 def _glob_grants_core_tools(lst: EntryList, universe: _Universe) -> Iterator[Diagnostic]:
     """An allow glob whose stem is a declared MCP server or plugin (`github_*` next to the MCP
     server `github`) that also matches core tools grants more than it was written for."""
@@ -231,13 +203,9 @@ def check_policy(
         out.append(Diagnostic(d.code, d.message, d.source, d.path, d.fix, severity or d.severity))
 
     for scope in scopes:
-        for lst in (*scope.allows, *((scope.deny,) if scope.deny is not None else ())):
-            out.extend(_unknown_groups(lst, universe))
         for lst in scope.allows:
             out.extend(_glob_grants_core_tools(lst, universe))
             for entry in _config_entries(lst):
-                if _is_unknown_group(entry, universe):
-                    continue
                 if not universe.knows(entry):
                     add(
                         "PC410",
@@ -249,8 +217,6 @@ def check_policy(
                     )
         if scope.deny is not None:
             for entry in _config_entries(scope.deny):
-                if _is_unknown_group(entry, universe):
-                    continue
                 if not universe.knows(entry):
                     add(
                         "PC411",

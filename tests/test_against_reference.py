@@ -37,7 +37,7 @@ PLUGINS = [
 ENTRIES = [
     *sorted({t.id for c in CATALOGS.values() for t in c.tools}),
     *("group:fs", "group:runtime", "group:web", "group:sessions", "group:ui", "group:openclaw"),
-    *("group:media", "group:plugins", "group:nope"),
+    *("group:media", "group:plugins", "nope_*"),  # an unknown group:x is refused when loading
     *("voice", "bundle-mcp", "slack", "voice_record", "gh__*", "web_*", "*", "sessions_*"),
     *("bash", " BASH ", "Exec", "cron", "image", "canvas", "tool_call", "tool_*", "*_generate"),
     *("update_plan", "unknown_tool", "w*e", "*a*a*"),

@@ -103,13 +103,25 @@ def test_engine_follows_the_specification(bug: str) -> None:
     assert engine == (spec.allowed, spec.removed, spec.labels)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="semantics 4: groups are a closed set, so an unknown group:x in any list is a "
-    "validation error. `policyctl validate` now says so (PC320), but load_policy (what a "
-    "runtime and every other command use) still compiles the policy with only a warning at "
-    "resolve time, so a deny of a misspelt group is a hole wherever validate was not run",
-)
-def test_unknown_group_is_a_validation_error() -> None:
-    with pytest.raises(PolicyError):
+def test_unknown_group_is_refused_where_the_policy_is_used(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Semantics 4: groups are a closed set. load_policy (what a runtime and every command
+    use) refuses an unknown group:x as validate does (PC320), so a deny of a misspelt group
+    is never a hole where validate was not run."""
+    from policyctl.cli.main import main
+
+    with pytest.raises(PolicyError) as err:
         load_policy_text('tools:\n  deny: ["group:runtme"]\n')
+    [diag] = err.value.diagnostics
+    assert (diag.code, diag.path, diag.fix) == (
+        "PC320",
+        "tools.deny[0]",
+        'did you mean "group:runtime"?',
+    )
+    path = tmp_path / "policy.yaml"
+    path.write_text('tools:\n  deny: ["group:runtme"]\n', encoding="utf-8")
+    assert main(["resolve", str(path), "--provider", "openai"]) == 2
+    assert "PC320" in capsys.readouterr().err
+    assert main(["validate", str(path)]) == 1
+    assert "PC320" in capsys.readouterr().out

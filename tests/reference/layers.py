@@ -108,9 +108,7 @@ def _group_candidates(group: str) -> list[str]:
     return out
 
 
-def group_policy(
-    catalog: Catalog, doc: dict[str, Any], facts: Facts
-) -> Policy | None:
+def group_policy(catalog: Catalog, doc: dict[str, Any], facts: Facts) -> Policy | None:
     """Section 7.4, including the fail-closed cron run on a deleted account."""
     channels = doc.get("channels") or {}
     channel = (channels.get(facts.channel) or {}) if facts.channel else {}
