@@ -26,9 +26,10 @@ from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
+from .matrixwalk import DistinctRun, distinct_runs
 from .names import Glob, fold, is_glob
 from .reach import unreachable_entries
-from .resolve import NoCallableToolsError, decide, default_inventory, resolve
+from .resolve import Resolution, decide, default_inventory
 from .shadowing import shadowed_global_senders, shadowed_group_tools
 
 
@@ -233,8 +234,9 @@ def check_policy(
     out.extend(shadowed_group_tools(policy, inventory, strict=strict))
     out.extend(shadowed_global_senders(policy, inventory, strict=strict))
     matrix = context_matrix(policy, max_contexts)
-    out.extend(unreachable_entries(policy, inventory, matrix))
-    out.extend(_empty_contexts(policy, matrix))
+    runs = distinct_runs(policy, matrix)  # both walks ask each distinct run once
+    out.extend(unreachable_entries(policy, inventory, matrix, runs))
+    out.extend(_empty_contexts(policy, matrix, runs))
     # an alsoAllow list is read twice (profile layer, and its own scope): report it once
     return list(dict.fromkeys(out))
 
@@ -343,10 +345,13 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
     )
 
 
-def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnostic]:
+def _empty_contexts(
+    policy: CompiledPolicy, matrix: Matrix, runs: list[DistinctRun]
+) -> Iterator[Diagnostic]:
     """PC308 for every matrix context left with no tools, one diagnostic per set of layers
     that empties them, with the count and the contexts (a run that fails closed by design,
-    a scheduled run in a deleted account (PC409), is not a finding)."""
+    a scheduled run in a deleted account (PC409), is not a finding). Contexts that resolve
+    alike (`runs`) are decided once."""
     if matrix.sampled:
         yield Diagnostic.make(
             "PC415",
@@ -355,17 +360,16 @@ def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnost
             "to check them all",
         )
     found: dict[tuple[str, ...], list[str]] = {}
-    first: dict[tuple[str, ...], NoCallableToolsError] = {}
-    for cell in matrix.contexts:
-        try:
-            resolve(policy, cell.context)
-        except NoCallableToolsError as exc:
-            if any(w.code == "PC409" for w in exc.resolution.warnings):
-                continue
-            found.setdefault(exc.labels, []).append(cell.label)
-            first.setdefault(exc.labels, exc)
+    first: dict[tuple[str, ...], Resolution] = {}
+    for run in runs:
+        res = run.resolution
+        labels = tuple(res.emptied_by())
+        if not labels or any(w.code == "PC409" for w in res.warnings):
+            continue
+        found.setdefault(labels, []).extend(run.labels)
+        first.setdefault(labels, res)
     for labels, contexts in found.items():
-        res = first[labels].resolution
+        res = first[labels]
         hit = next((r for r in res.removed if r.kind == "allow" and r.label == labels[0]), None)
         yield Diagnostic.make(
             "PC308",
