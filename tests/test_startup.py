@@ -28,3 +28,22 @@ def test_builtin_catalogs_read_alike_with_and_without_positions(name: str) -> No
 )
 def test_a_broken_builtin_catalog_is_read_with_positions(text: str) -> None:
     assert cat._builtin_file(text) is None
+
+
+def test_each_subcommand_parser_is_the_one_the_full_parser_holds() -> None:
+    """`policyctl <command>` builds only that command's parser: the names must be the ones
+    the modules register, and the parser the same."""
+    import argparse
+
+    from policyctl.cli.main import SUBCOMMANDS, build_parser
+
+    def subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return dict(action.choices)
+
+    full = subparsers(build_parser())
+    assert list(full) == list(SUBCOMMANDS)
+    for name in SUBCOMMANDS:
+        [(only, parser)] = subparsers(build_parser(name)).items()
+        assert only == name
+        assert parser.format_help() == full[name].format_help()
