@@ -14,7 +14,8 @@ from conftest import EXAMPLES
 
 from policyctl import Capture, Inventory, RunContext, Sender, Tool, load_policy, resolve
 from policyctl.api import load_policy_text
-from policyctl.pipeline.engine import BoundedCache, Resolver
+from policyctl.bounded import BoundedCache
+from policyctl.pipeline.engine import Resolver
 
 SCENARIO = EXAMPLES / "team.yaml"
 
