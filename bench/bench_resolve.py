@@ -10,8 +10,12 @@ after the 32 core tools of openclaw-2026.4. Layers 2, 6 and 8 have no policy for
 - same context again: the same context and inventory objects as the previous resolve;
 - new sender, same session: a sender id never seen, same session key, same inventory;
 - new subagent session key: `agent:coder:subagent:<new uuid>`, as every spawn gets;
-- same tools as a new, equal list: new Tool objects with the same content, the same context
-  (a registry rebuilt after an MCP reconnect);
+- same tools as a new, equal list: a new list of `Tool(...)` made again with the same content
+  (tools are interned, so these are the same objects), the same context;
+- same tools as a new, equal Inventory object: `Inventory.build` of the same tools again (a new
+  object with the same fingerprint);
+- tools of a rebuilt registry (MCP reconnect): a new `ToolRegistry` of new `RuntimeTool`s with
+  the same content, resolved through `registry.inventory(catalog)` as the runtime does;
 - first resolve after load_policy: a freshly loaded policy's first resolve (process start,
   hot reload); the load itself is not timed;
 - new inventory of new tool names: an inventory never seen (the MCP tool names change).
@@ -35,7 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import SIZES, Scenario, mark, percentiles, profile_of
 
-from policyctl import CompiledPolicy, Inventory, RunContext, load_policy, resolve
+from policyctl import CompiledPolicy, Inventory, RunContext, Tool, load_policy, resolve
+from policyctl.runtime.registry import ToolRegistry
+from policyctl.runtime.tools import RuntimeTool
 
 TARGETS_US: dict[tuple[str, int], float] = {
     **{("same context again", n): 1.0 for n in SIZES},
@@ -59,6 +65,18 @@ def _timed(calls: list[Callable[[], Any]]) -> tuple[list[int], Any]:
 
 def _check(case: str, n: int, got: Any, expected: tuple[str, ...]) -> None:
     assert got.allowed == expected, f"{case} at N={n}: {got.allowed} != {expected}"
+
+
+async def _noop(**_: object) -> str:
+    return ""
+
+
+def _registry(tools: list[Tool]) -> ToolRegistry:
+    """A registry as a runtime builds it after connecting: new RuntimeTool objects."""
+    schema = {"type": "object", "properties": {}}
+    return ToolRegistry(
+        [RuntimeTool(t.name, "", schema, _noop, plugin_id=t.plugin_id) for t in tools]
+    )
 
 
 def cases(
@@ -109,6 +127,37 @@ def cases(
     spare = iter([sc.tools(n) for _ in range(few)])
     out.append(
         ("same tools as a new, equal list", times, lambda: resolve(policy, ctx, next(spare)))
+    )
+
+    invs = [Inventory.build(listed, policy.catalog) for _ in range(few + 10)]
+    for inv in invs[:10]:
+        resolve(policy, ctx, inv)
+    times, last = _timed([lambda inv=inv: resolve(policy, ctx, inv) for inv in invs[10:]])
+    _check("same tools as a new, equal Inventory object", n, last, expected)
+    more_invs = iter([Inventory.build(listed, policy.catalog) for _ in range(few)])
+    out.append(
+        (
+            "same tools as a new, equal Inventory object",
+            times,
+            lambda: resolve(policy, ctx, next(more_invs)),
+        )
+    )
+
+    registries = [_registry(listed) for _ in range(few + 10)]
+    catalog = policy.catalog
+    for reg in registries[:10]:
+        resolve(policy, ctx, reg.inventory(catalog))
+    times, last = _timed(
+        [lambda reg=reg: resolve(policy, ctx, reg.inventory(catalog)) for reg in registries[10:]]
+    )
+    _check("tools of a rebuilt registry (MCP reconnect)", n, last, expected)
+    more_regs = iter([_registry(listed) for _ in range(few)])
+    out.append(
+        (
+            "tools of a rebuilt registry (MCP reconnect)",
+            times,
+            lambda: resolve(policy, ctx, next(more_regs).inventory(catalog)),
+        )
     )
 
     # a process start or hot reload: a new policy, and the runtime's tools as it lists them
