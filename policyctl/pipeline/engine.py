@@ -6,12 +6,15 @@ none, eviction drops a generation and cannot raise, writes lock, reads do not).
 
 Per inventory (keyed by `Inventory.fingerprint`, a SHA-256 digest computed once per inventory
 object): the index, the glob masks, the verdict of every layer policy, and the answers.
-Evicting an inventory evicts everything learnt about it.
+Evicting an inventory evicts everything this resolver learnt about it (its index stays in
+the shared table below, bounded on its own).
 
 Memory ceiling, with the default bounds: at most 2 x 8 inventories, each keeping at most
 2 x 2,048 answers (~0.5 KB each: the audit trail is built per `Resolution`, never cached),
 2 x 4,096 sender completions and verdicts (a few integers each) and its index (~0.3 KB per
-tool); plus 2 x 8,192 context shapes (~2 KB each). That is about 80 MB in the worst case for
+tool); plus 2 x 8,192 context shapes (~2 KB each); plus, per process, 2 x 8 inventory indexes
+shared by the resolvers of a catalog and 2 x 8 inventories built from plain lists
+(`Inventory.of`). That is about 80 MB in the worst case for
 inventories of 2,000 tools; measured: 16 such inventories with 300 contexts each keep 11 MB,
 and 10,000 distinct catalog-sized inventories keep a few MB (tests/test_resolver.py).
 """
