@@ -79,9 +79,23 @@ def _registry(tools: list[Tool]) -> ToolRegistry:
     )
 
 
-def cases(
-    sc: Scenario, policy: CompiledPolicy, n: int, quick: bool
-) -> list[tuple[str, list[int], Callable[[], object]]]:
+class Cases(list[tuple[str, list[int], str | None]]):
+    """(case, times, profile): a missed case is profiled at once, while the caches are as the
+    timed runs left them (a case profiled after the later ones ran would measure their
+    evictions, not itself)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__()
+        self.n = n
+
+    def append(self, item: tuple[str, list[int], Callable[[], object]]) -> None:  # type: ignore[override]
+        case, times, again = item
+        target = TARGETS_US.get((case, self.n))
+        missed = target is not None and percentiles(times)[0] > target
+        super().append((case, times, profile_of(again, 20) if missed else None))
+
+
+def cases(sc: Scenario, policy: CompiledPolicy, n: int, quick: bool) -> Cases:
     many = 2000 if quick else 20000
     few = 20 if quick else (60 if n == 2000 else 200)
     listed = sc.tools(n)
@@ -90,7 +104,7 @@ def cases(
     expected = sc.expected(ctx, listed)
     skipped = [layer.stage for layer in resolve(policy, ctx, tools).layers if not layer.applied]
     assert skipped == [2, 6, 8], f"the scenario's skipped layers changed: {skipped}"
-    out = []
+    out = Cases(n)
 
     for _ in range(500):
         resolve(policy, ctx, tools)
@@ -185,12 +199,12 @@ def main() -> None:
     notes = []
     for n in SIZES:
         policy = load_policy(sc.policy_path)
-        for case, times, again in cases(sc, policy, n, args.quick):
+        for case, times, profile in cases(sc, policy, n, args.quick):
             median, p99 = percentiles(times)
             target = TARGETS_US.get((case, n))
             lines.append(f"| {n} | {case} | {median:.2f} | {p99:.2f} | {mark(median, target)} |")
             if target is not None and median > target:
-                notes.append(f"- N = {n}, {case}: {profile_of(again, 20)}")
+                notes.append(f"- N = {n}, {case}: {profile}")
     print("\n".join(lines))
     if notes:
         print("\nProfiles of the missed targets (share of the case's time, cumulative):\n")
