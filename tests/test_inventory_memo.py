@@ -130,3 +130,22 @@ def test_a_reloaded_policy_shares_the_inventory_index(monkeypatch: pytest.Monkey
     res = resolve(fresh, RunContext(agent="coder"), list(tools), require_tools=False)
     assert not built
     assert res.allowed == resolve(fresh, RunContext(agent="coder"), list(tools)).allowed
+
+
+def test_threads_making_the_same_tool_get_one_object() -> None:
+    import threading
+
+    made: list[list[Tool]] = [[] for _ in range(8)]
+    start = threading.Barrier(8)
+
+    def worker(k: int) -> None:
+        start.wait()
+        made[k].extend(Tool(f"srv__race{i}", "bundle-mcp") for i in range(2000))
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(2000):
+        assert len({id(m[i]) for m in made}) == 1
