@@ -144,6 +144,7 @@ class _Compiler:
             [*extra, *self.entries(raw, path, origin, where)],
             self.catalog.groups,
             self.catalog.covers,
+            core=self.catalog.tool_ids,
         )
 
     def scope_policy(
