@@ -8,8 +8,8 @@ a workspace with real files, and per case the median and p99 of `decide_call`:
 - a path rule (read), with the filesystem resolution it includes (realpath, is-directory) and
   without it (the part resolved once, then matched: what the rules themselves cost);
 - a URL rule (web_fetch);
-- a 5-command compound shell line of plain words (split without the parser, see
-  `callrules/shell_plain.py`), and one with quotes (parsed with tree-sitter, walked);
+- a 5-command compound shell line of plain words, and one with quotes (both parsed with
+  tree-sitter and walked);
 - a 10,000-character command line;
 - a tool without call rules (the fast path every other call takes).
 """

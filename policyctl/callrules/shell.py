@@ -28,7 +28,6 @@ from .commands import (
     Problem,
     expand,
 )
-from .shell_plain import plain_items
 from .shell_words import join_continued_lines, plain_word, word_value
 
 if TYPE_CHECKING:
@@ -158,10 +157,7 @@ def analyse(script: str, limits: ShellLimits = DEFAULT_LIMITS) -> ShellAnalysis:
     return ShellAnalysis(commands, accesses, problems, moves)
 
 
-def _analyse(
-    script: str, depth: int, limits: ShellLimits, deadline: float, plain: bool = True
-) -> list[Item]:
-    """The items of one script; `plain=False` parses even a plain line (tests compare)."""
+def _analyse(script: str, depth: int, limits: ShellLimits, deadline: float) -> list[Item]:
     shown = script if len(script) <= 80 else script[:77] + "..."
     if depth > limits.max_depth:
         return [Problem(f"scripts nested deeper than {limits.max_depth} levels", shown)]
@@ -177,10 +173,6 @@ def _analyse(
         return [Problem("the command is not valid text", shown)]
     if len(source) > limits.max_bytes:
         return [Problem(f"the command is longer than {limits.max_bytes} bytes", shown)]
-    if plain and time.monotonic() <= deadline:  # past it, the parser path says so
-        found = plain_items(script, depth, lambda s, d: _analyse(s, d, limits, deadline))
-        if found is not None:
-            return found
     text = script
     if b"\\\n" in source:
         text = join_continued_lines(script)
