@@ -170,3 +170,16 @@ def test_workspace_is_out_of_the_cache_key_but_decides_paths(tmp_path: Path) -> 
     assert res_two.decide_call("read", {"path": secret}).effect.label == "allow"
     assert res_two.decide_call("read", {"path": "secrets/key"}).effect.label == "deny"
     assert RunContext(workspace="a") == RunContext(workspace="b")
+
+
+def test_child_context_carries_call_rules_and_roots(tmp_path: Path) -> None:
+    from policyctl.lineage import child_context
+
+    policy = load_policy_text('tools:\n  deny: ["read(./secrets/)"]\n')
+    parent_ctx = RunContext(agent="main", session_key="agent:main:main", workspace=str(tmp_path))
+    parent = resolve(policy, parent_ctx)
+    child_ctx = child_context(parent_ctx, parent, "c1")
+    assert child_ctx.workspace == str(tmp_path)
+    child = resolve(load_policy_text("tools: {profile: coding}\n"), child_ctx)
+    decision = child.decide_call("read", {"path": "secrets/key"})
+    assert decision.effect.label == "deny" and decision.verdict.layer == "inherited tools"
