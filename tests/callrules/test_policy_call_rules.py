@@ -311,3 +311,18 @@ def test_cli_call_too_large_is_a_usage_error(
     assert "at most" in capsys.readouterr().err
     assert main(["explain", str(policy), "--tool", "exec", "--call", '{"a": NaN}']) == 2
     assert "NaN" in capsys.readouterr().err
+
+
+def test_a_policy_without_call_rules_never_loads_the_call_rule_core() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from policyctl import load_policy_text, resolve\n"
+        "res = resolve(load_policy_text('tools: {deny: [exec], ask: []}\\n'))\n"
+        "res.capture(); res.to_json(); assert res.call_layers == ()\n"
+        "print('policyctl.callrules' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
