@@ -326,3 +326,16 @@ def test_a_policy_without_call_rules_never_loads_the_call_rule_core() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_has_call_rules_counts_redirections_of_a_shell_tool(make_policy: MakePolicy) -> None:
+    # without write in the run, `echo x > f` through exec is refused: exec has call rules
+    res = run(make_policy("tools:\n  deny: [write, apply_patch]\n"))
+    assert res.call_layers == ()
+    assert res.has_call_rules("exec") and not res.has_call_rules("read")
+    assert decide(res, "exec", command="echo x > f") == "deny"
+    assert decide(res, "exec", command="echo x") == "allow"
+    with_write = run(make_policy('tools:\n  deny: ["write(/etc/**)"]\n'))
+    assert with_write.has_call_rules("exec")
+    assert decide(with_write, "exec", command="echo x > /etc/passwd") == "deny"
+    assert decide(with_write, "exec", command="echo x > /tmp/f") == "allow"
