@@ -339,3 +339,21 @@ def test_has_call_rules_counts_redirections_of_a_shell_tool(make_policy: MakePol
     assert with_write.has_call_rules("exec")
     assert decide(with_write, "exec", command="echo x > /etc/passwd") == "deny"
     assert decide(with_write, "exec", command="echo x > /tmp/f") == "allow"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "column"),
+    [
+        ("policy.toml", "[tools]\ndeny = ['read(!x)']\n", 15),
+        ("policy.toml", '[tools]\ndeny = ["read(!x)"]\n', 15),
+        ("policy.json", '{"tools":\n {"deny": ["read(!x)"]}}\n', 18),
+        ("policy.yaml", "tools:\n  deny:\n    - read(!x)\n", 12),
+    ],
+)
+def test_specifier_errors_point_at_the_character_in_every_format(
+    make_policy: MakePolicy, name: str, text: str, column: int
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy(text, name=name)
+    [diag] = [d for d in info.value.diagnostics if d.code == "PC352"]
+    assert diag.source is not None and diag.source.column == column
