@@ -357,3 +357,13 @@ def test_specifier_errors_point_at_the_character_in_every_format(
         make_policy(text, name=name)
     [diag] = [d for d in info.value.diagnostics if d.code == "PC352"]
     assert diag.source is not None and diag.source.column == column
+
+
+def test_unknown_plain_ask_entries_are_warned_about(make_policy: MakePolicy) -> None:
+    res = run(make_policy("tools:\n  ask: [group:fs, exce]\n"))
+    [warning] = [w for w in res.warnings if w.code == "PC460"]
+    assert "exce" in warning.message and warning.source is not None
+    assert warning.source.line == 2
+    assert not [
+        w for w in run(make_policy("tools:\n  ask: [exec]\n")).warnings if w.code == "PC460"
+    ]
