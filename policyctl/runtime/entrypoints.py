@@ -28,8 +28,9 @@ from ..resolution import NoCallableToolsError, Resolution
 from ..resolve import cap_cron_tools, resolve
 from ..store import PolicyStore, PolicyUnavailable
 from .agent import RunResult, run_loop
+from .approvals import Approver, SessionGrants
 from .gate import RESULT_LIMIT, CallGate, Outcome, Veto, check_gate_options
-from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Approver, Hook, Observer
+from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Hook, Observer
 from .loopdetect import LoopConfig, LoopDetector
 from .providers import Provider
 from .registry import RefusalDetail, ToolRegistry
@@ -101,6 +102,7 @@ class Runtime:
         }
         self.sessions = sessions
         self._loops: OrderedDict[str, LoopDetector] = OrderedDict()
+        self._grants: OrderedDict[str, SessionGrants] = OrderedDict()
         check_gate_options(**self.gate_options)  # refused now, not at the first call
 
     @property
@@ -139,14 +141,32 @@ class Runtime:
             self._loops.move_to_end(key)
         return detector
 
+    def session_grants(self, session_key: str | None) -> SessionGrants:
+        """The calls a person allowed "for the session" in this session (a run without a
+        session key gets its own, which ends with it). Kept for the `sessions` most recently
+        active sessions, like loop detection."""
+        if session_key is None:
+            return SessionGrants()
+        grants = self._grants.get(session_key)
+        if grants is None:
+            grants = self._grants[session_key] = SessionGrants()
+            while len(self._grants) > self.sessions:
+                self._grants.popitem(last=False)
+        else:
+            self._grants.move_to_end(session_key)
+        return grants
+
     def gate(self, resolution: Resolution) -> CallGate:
+        """The gate every call of a run passes: the run's call rules decide each one."""
+        key = resolution.context.session_key
         return CallGate(
             resolution,
             self.registry,
             hooks=self.hooks,
             observers=self.observers,
             approver=self.approver,
-            loop=self.loop_detector(resolution.context.session_key),
+            loop=self.loop_detector(key),
+            grants=self.session_grants(key),
             **self.gate_options,
         )
 
