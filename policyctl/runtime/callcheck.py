@@ -204,3 +204,20 @@ async def recheck(
     refused = await check.approve(tool, args, decision, what=what)
     if refused is not None:
         raise refused
+
+
+def refuse_if_denied(tool: str, args: Mapping[str, Any], what: str) -> None:
+    """Raise CallRefused if a deny rule meets `args`; allow rules and callDefault do not speak
+    here (web_fetch decides a host's resolved address this way: `ip:` deny rules cover the
+    addresses names resolve to, while a name needs no allow rule for its address)."""
+    current = running.get()
+    if current is None:
+        return
+    check = current[0]
+    decision = check.decide(tool, args)
+    if (
+        decision is not None
+        and decision.effect is Effect.DENY
+        and decision.verdict.reason is Reason.DENY_RULE
+    ):
+        raise check.refusal(tool, decision, what)
