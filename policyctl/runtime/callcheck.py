@@ -116,7 +116,7 @@ def question(verdict: Verdict) -> tuple[str | None, str | None]:
 class CallCheck:
     """One run's call rules with its approver, for the gate and the tools' re-checks."""
 
-    decider: CallDecider | None
+    decider: CallDecider
     approver: Approver | None
     grants: SessionGrants
     approval_timeout: float
@@ -125,9 +125,7 @@ class CallCheck:
     agent: str | None = None
     trigger: str = "user"
 
-    def decide(self, tool: str, args: Mapping[str, Any]) -> CallDecision | None:
-        if self.decider is None:
-            return None
+    def decide(self, tool: str, args: Mapping[str, Any]) -> CallDecision:
         return self.decider.decide_call(tool, args)
 
     def event(self, tool: str, args: Mapping[str, Any], meta: dict[str, Any]) -> ToolCallEvent:
@@ -195,7 +193,7 @@ async def recheck(
         return  # not inside a gate: no run, no rules
     check, _, approved_here = current
     decision = check.decide(tool, args)
-    if decision is None or decision.effect is Effect.ALLOW:
+    if decision.effect is Effect.ALLOW:
         return
     if decision.effect is Effect.DENY:
         raise check.refusal(tool, decision, what)
@@ -215,9 +213,5 @@ def refuse_if_denied(tool: str, args: Mapping[str, Any], what: str) -> None:
         return
     check = current[0]
     decision = check.decide(tool, args)
-    if (
-        decision is not None
-        and decision.effect is Effect.DENY
-        and decision.verdict.reason is Reason.DENY_RULE
-    ):
+    if decision.effect is Effect.DENY and decision.verdict.reason is Reason.DENY_RULE:
         raise check.refusal(tool, decision, what)

@@ -14,11 +14,13 @@ never inside one. Loop detection is per session (one detector per session key, k
 from __future__ import annotations
 
 import itertools
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..callrules import LayerCallRules
 from ..compile import CompiledPolicy
 from ..context import RunContext
 from ..contextcheck import log_context_warnings
@@ -51,6 +53,10 @@ class CronJob:
     channel: str | None
     account: str | None
     group: str | None
+    #: the creator's call rules: the job never makes a call its creator could not
+    calls: tuple[LayerCallRules, ...] = ()
+    workspace: str | None = None
+    home: str | None = None
 
 
 class SpawnRefused(Exception):
@@ -76,6 +82,8 @@ class Runtime:
         approval_timeout: float = APPROVAL_TIMEOUT,
         tool_timeout: float | None = None,
         sessions: int = 10_000,
+        workspace: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
     ) -> None:
         for label, value, least in (
             ("max_iterations", max_iterations, 1),
@@ -101,6 +109,9 @@ class Runtime:
             "tool_timeout": tool_timeout,
         }
         self.sessions = sessions
+        # where path call rules are anchored for a run whose context does not say
+        self.workspace = None if workspace is None else os.fspath(workspace)
+        self.home = None if home is None else os.fspath(home)
         self._loops: OrderedDict[str, LoopDetector] = OrderedDict()
         self._grants: OrderedDict[str, SessionGrants] = OrderedDict()
         check_gate_options(**self.gate_options)  # refused now, not at the first call
@@ -123,6 +134,10 @@ class Runtime:
         """Every entry point resolves here: the compiled policy, over the registered tools."""
         policy = self.policy if policy is None else policy  # one read: one version per run
         log_context_warnings(policy, ctx)  # PC450-PC454: a typo in the context
+        if (ctx.workspace is None and self.workspace) or (ctx.home is None and self.home):
+            ctx = replace(
+                ctx, workspace=ctx.workspace or self.workspace, home=ctx.home or self.home
+            )
         return resolve(
             policy, ctx, self.registry.inventory(policy.catalog), require_tools=require_tools
         )
@@ -219,6 +234,9 @@ class Runtime:
             eff.channel,
             eff.account,
             eff.group,
+            cap.calls,
+            creator_ctx.workspace,
+            creator_ctx.home,
         )
 
     def cron_context(self, job: CronJob) -> RunContext:
@@ -232,7 +250,9 @@ class Runtime:
             group=job.group,
             trigger="cron",
             session_key=f"agent:{job.agent or 'main'}:cron:{job.id}",
-            parent=Capture(job.tools_allow, (), "cron job toolsAllow"),
+            parent=Capture(job.tools_allow, (), "cron job toolsAllow", job.calls),
+            workspace=job.workspace,
+            home=job.home,
         )
 
     async def run_cron_job(self, job: CronJob) -> RunResult:
@@ -243,9 +263,11 @@ class Runtime:
     ) -> RunContext:
         """A child run of `parent` (see `lineage.child_context`); a leaf cannot spawn."""
         try:
-            return child_context(parent_ctx, parent, child_id)
+            child = child_context(parent_ctx, parent, child_id)
         except LeafCannotSpawn as exc:
             raise SpawnRefused(str(exc)) from None
+        # the child works where its parent works: its path rules are anchored there too
+        return replace(child, workspace=parent_ctx.workspace, home=parent_ctx.home)
 
     async def spawn_subagent(
         self, parent_ctx: RunContext, parent: Resolution, task: str, child_id: str | None = None

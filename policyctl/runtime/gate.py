@@ -24,7 +24,7 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from ..callrules import CallDecision, Effect
 from ..resolution import Resolution
@@ -111,13 +111,6 @@ def _raw_text(raw: Any) -> str:
         return repr(raw)
 
 
-def _decider_of(resolution: Resolution) -> CallDecider | None:
-    """The run's own decider: its `Resolution` (None for a resolution without call rules)."""
-    if callable(getattr(resolution, "decide_call", None)):
-        return cast(CallDecider, resolution)
-    return None
-
-
 def _undecidable(tool: str, exc: Exception) -> CallDecision:
     from ..callrules import Reason, Verdict
 
@@ -190,8 +183,11 @@ class CallGate:
         self.approval_timeout = float(approval_timeout)
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
         ctx = resolution.context
+        # tools the run's call rules never look at: decided once, then no cost per call
+        self._unruled: set[str] = set()
+        self._fast = decider is None  # a Resolution answers has_call_rules
         self.calls = CallCheck(
-            decider if decider is not None else _decider_of(resolution),
+            decider if decider is not None else resolution,
             approver,
             grants if grants is not None else SessionGrants(),  # no session: this run's own
             self.approval_timeout,
@@ -356,9 +352,12 @@ class CallGate:
         """The run's decision on the arguments the tool will receive; None: no call rules.
         A decider that fails refuses the call (fail closed)."""
         decider = self.calls.decider
-        if decider is None:
+        if tool.name in self._unruled:
             return None
         try:
+            if self._fast and not self.resolution.has_call_rules(tool.name):
+                self._unruled.add(tool.name)
+                return None
             return decider.decide_call(tool.name, self._view(tool, params))
         except Exception as exc:
             log.warning("deciding a call of tool %s failed: %s", tool.name, type(exc).__name__)
