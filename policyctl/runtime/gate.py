@@ -183,8 +183,8 @@ class CallGate:
         self.approval_timeout = float(approval_timeout)
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
         ctx = resolution.context
-        # tools the run's call rules never look at: decided once, then no cost per call
-        self._unruled: set[str] = set()
+        # which tools the run's call rules look at, asked once per tool: one lookup per call
+        self._ruled: dict[str, bool] = {}
         self._fast = decider is None  # a Resolution answers has_call_rules
         self.calls = CallCheck(
             decider if decider is not None else resolution,
@@ -352,12 +352,13 @@ class CallGate:
         """The run's decision on the arguments the tool will receive; None: no call rules.
         A decider that fails refuses the call (fail closed)."""
         decider = self.calls.decider
-        if tool.name in self._unruled:
-            return None
         try:
-            if self._fast and not self.resolution.has_call_rules(tool.name):
-                self._unruled.add(tool.name)
-                return None
+            if self._fast:
+                ruled = self._ruled.get(tool.name)
+                if ruled is None:
+                    ruled = self._ruled[tool.name] = self.resolution.has_call_rules(tool.name)
+                if not ruled:
+                    return None
             return decider.decide_call(tool.name, self._view(tool, params))
         except Exception as exc:
             log.warning("deciding a call of tool %s failed: %s", tool.name, type(exc).__name__)
