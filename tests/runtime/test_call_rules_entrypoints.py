@@ -64,7 +64,8 @@ def test_a_normal_turn_decides_every_call(tmp_path: Path) -> None:
     ]
     result = asyncio.run(runtime_for(ws, script=script).run_turn(RunContext(), "go"))
     rm, secret, notes, push = result.outcomes
-    assert rm.veto is not None and "exec(rm *)" in rm.veto.reason
+    assert rm.veto is not None
+    assert 'call refused: call rule "exec(rm *)" at tools.allow denies it' in rm.veto.reason
     assert json.loads(rm.content())["decidedBy"]["entry"] == "exec(rm *)"
     assert secret.veto is not None and "read_file(./secrets/)" in secret.veto.reason
     assert "s3cret" not in json.dumps(result.messages)
@@ -97,6 +98,21 @@ def test_session_grants_last_for_the_session_only(tmp_path: Path) -> None:
         out = asyncio.run(runtime.run_skill_command(RunContext(session_key=key), "exec", push))
         assert out.veto is None or out.veto.kind != "approval"
     assert asked == ["agent:main:main", "agent:main:other"]
+
+
+def test_session_grants_are_kept_for_the_most_recent_sessions(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    asked: list[str] = []
+
+    async def approver(event: ToolCallEvent, reason: str) -> Approval:
+        asked.append(event.session_key or "")
+        return Approval.SESSION
+
+    runtime = runtime_for(ws, approver=approver, sessions=1)
+    push = {"command": ["git", "push"]}
+    for key in ("agent:main:a", "agent:main:b", "agent:main:a"):
+        asyncio.run(runtime.run_skill_command(RunContext(session_key=key), "exec", push))
+    assert asked == ["agent:main:a", "agent:main:b", "agent:main:a"]  # a's grant was dropped
 
 
 SENDER_RULE = """\

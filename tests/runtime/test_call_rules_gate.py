@@ -20,6 +20,7 @@ from policyctl.runtime import (
     LoopConfig,
     RequireApproval,
     RewriteParams,
+    SessionGrants,
     ToolCallEvent,
 )
 
@@ -155,6 +156,28 @@ def test_allow_for_the_session_remembers_exactly_that_call() -> None:
     other = asyncio.run(gate.call("exec", {"command": "git push --force"}))
     assert other.veto is not None and len(approver.asked) == 2
     assert calls == [{"command": "git push"}] * 3
+
+
+def test_the_same_call_is_the_same_tool_arguments_and_rule_whatever_the_key_order() -> None:
+    calls: list[dict[str, Any]] = []
+    approver = Recorder(Approval.SESSION, Approval.DENY)
+    gate = gate_with(
+        [recording_tool("exec", calls, "command", "workdir")],
+        exec_gate(calls, ask=["exec(git push *)"]),
+        approver=approver,
+    )
+    assert asyncio.run(gate.call("exec", {"command": "git push", "workdir": "a"})).ok
+    assert asyncio.run(gate.call("exec", {"workdir": "a", "command": "git push"})).ok
+    assert len(approver.asked) == 1
+    other = asyncio.run(gate.call("exec", {"command": "git push", "workdir": "./a"}))
+    assert other.veto is not None and len(approver.asked) == 2
+
+
+def test_session_grants_are_bounded() -> None:
+    grants = SessionGrants(limit=2)
+    for key in ("a", "b", "c"):
+        grants.grant(key)
+    assert "a" not in grants and "b" in grants and "c" in grants and len(grants) == 2
 
 
 @pytest.mark.parametrize("answer", [True, Approval.ONCE])
