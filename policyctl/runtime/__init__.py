@@ -24,7 +24,6 @@ from .providers import (
 from .registry import CallError, PreparedCall, RefusalDetail, ToolRegistry
 from .schema import SchemaError
 from .tools import RuntimeTool, tool
-from .web_fetch import make_web_fetch
 
 __all__ = [
     "Approval",
@@ -58,7 +57,6 @@ __all__ = [
     "ToolRegistry",
     "Veto",
     "make_builtin_tools",
-    "make_web_fetch",
     "recheck",
     "run_loop",
     "tool",

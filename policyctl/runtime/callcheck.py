@@ -17,14 +17,19 @@ import copy
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..callrules import CallDecision, Effect, Reason, Verdict
 from ..escape import printable_line
 from .approvals import Approval, Approver, SessionGrants, call_key, request_approval
 from .hooks import ToolCallEvent
 
+if TYPE_CHECKING:
+    from ..callrules import CallDecision, Verdict
+
 SUBJECT_SHOWN = 200  # characters of the deciding sub-command or path a refusal quotes
+# `callrules.Effect` (an IntEnum) by value: importing the runtime does not load the call-rule
+# core (its shell parser) before a run has a call rule to decide (a test pins the values)
+ALLOW, ASK, DENY = 0, 1, 2
 
 
 class CallDecider(Protocol):
@@ -59,6 +64,8 @@ def _where(verdict: Verdict) -> str:
 
 def how_decided(verdict: Verdict) -> str:
     """One sentence: which rule decided, at which layer (control characters escaped)."""
+    from ..callrules import Reason
+
     entry, reason = _quote(verdict.entry), verdict.reason
     if reason is Reason.DENY_RULE:
         return f'call rule "{entry}" {_where(verdict)} denies it'
@@ -105,6 +112,14 @@ def refusal_reason(tool: str, verdict: Verdict, level: str, *, what: str = "call
     if level == "full" and verdict.subject:
         text += f' (on "{_quote(verdict.subject)}")'
     return text
+
+
+def undecidable(tool: str, exc: Exception) -> CallDecision:
+    """The decision for a call the decider failed on: refused (fail closed)."""
+    from ..callrules import CallDecision, Effect, Reason, Verdict
+
+    why = f"the call could not be decided ({type(exc).__name__})"
+    return CallDecision(tool, Verdict(Effect.DENY, Reason.UNANALYSABLE, tool, detail=why), ())
 
 
 def question(verdict: Verdict) -> tuple[str | None, str | None]:
@@ -193,9 +208,9 @@ async def recheck(
         return  # not inside a gate: no run, no rules
     check, _, approved_here = current
     decision = check.decide(tool, args)
-    if decision.effect is Effect.ALLOW:
+    if decision.effect == ALLOW:
         return
-    if decision.effect is Effect.DENY:
+    if decision.effect == DENY:
         raise check.refusal(tool, decision, what)
     if same_call and approved_here:
         return
@@ -213,5 +228,7 @@ def refuse_if_denied(tool: str, args: Mapping[str, Any], what: str) -> None:
         return
     check = current[0]
     decision = check.decide(tool, args)
-    if decision.effect is Effect.DENY and decision.verdict.reason is Reason.DENY_RULE:
+    from ..callrules import Reason
+
+    if decision.effect == DENY and decision.verdict.reason is Reason.DENY_RULE:
         raise check.refusal(tool, decision, what)

@@ -18,9 +18,8 @@ import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..callrules import LayerCallRules
 from ..compile import CompiledPolicy
 from ..context import RunContext
 from ..contextcheck import log_context_warnings
@@ -36,6 +35,9 @@ from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Hook, Observer
 from .loopdetect import LoopConfig, LoopDetector
 from .providers import Provider
 from .registry import RefusalDetail, ToolRegistry
+
+if TYPE_CHECKING:
+    from ..callrules import LayerCallRules
 
 _JOB_IDS = itertools.count(1)
 

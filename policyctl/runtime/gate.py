@@ -24,13 +24,12 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..callrules import CallDecision, Effect
 from ..resolution import Resolution
 from .approvals import Approval, Approver, SessionGrants, request_approval
 from .arguments import ArgumentError, coerce_arguments
-from .callcheck import CallCheck, CallDecider, CallRefused, running
+from .callcheck import ASK, DENY, CallCheck, CallDecider, CallRefused, running, undecidable
 from .hooks import (
     APPROVAL_TIMEOUT,
     HOOK_TIMEOUT,
@@ -44,6 +43,9 @@ from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
 from .registry import REFUSAL_DETAILS, CallError, PreparedCall, RefusalDetail, ToolRegistry
 from .text import UnrenderableResult, render_result, safe_str, truncate
 from .tools import RuntimeTool
+
+if TYPE_CHECKING:
+    from ..callrules import CallDecision
 
 log = logging.getLogger("policyctl.runtime")
 
@@ -109,13 +111,6 @@ def _raw_text(raw: Any) -> str:
         return json.dumps(raw, sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):
         return repr(raw)
-
-
-def _undecidable(tool: str, exc: Exception) -> CallDecision:
-    from ..callrules import Reason, Verdict
-
-    why = f"the call could not be decided ({type(exc).__name__})"
-    return CallDecision(tool, Verdict(Effect.DENY, Reason.UNANALYSABLE, tool, detail=why), ())
 
 
 class _ToolTimedOut(Exception):
@@ -262,7 +257,7 @@ class CallGate:
             warnings.append(verdict.message)
         # decided before the hooks: no hook, and no person, sees a call the rules refuse
         decision = self._decide(tool, params)
-        if decision is not None and decision.effect is Effect.DENY:
+        if decision is not None and decision.effect == DENY:
             return await self._done(event, self._rule_veto(self.calls.refusal(name, decision)))
         hook_question: str | None = None
         if self.hooks:
@@ -288,12 +283,12 @@ class CallGate:
                 event = self._event(name, params, meta)
                 # what runs is what is decided: the rewritten arguments, again
                 decision = self._decide(tool, params)
-                if decision is not None and decision.effect is Effect.DENY:
+                if decision is not None and decision.effect == DENY:
                     rewritten = self.calls.refusal(name, decision)
                     return await self._done(event, self._rule_veto(rewritten))
             hook_question = hooked.approval
         approved = False
-        if decision is not None and decision.effect is Effect.ASK:
+        if decision is not None and decision.effect == ASK:
             refused = await self.calls.approve(
                 name, self._view(tool, params), decision, also=hook_question
             )
@@ -362,7 +357,7 @@ class CallGate:
             return decider.decide_call(tool.name, self._view(tool, params))
         except Exception as exc:
             log.warning("deciding a call of tool %s failed: %s", tool.name, type(exc).__name__)
-            return _undecidable(tool.name, exc)
+            return undecidable(tool.name, exc)
 
     def _rule_veto(self, refused: CallRefused, warnings: Sequence[str] = ()) -> Outcome:
         name = refused.decision.tool

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 import pytest
 from callrules_runtime_helpers import RulesDecider, decider, environment, gate_with, rules
 
-from policyctl.runtime import Approval, ToolCallEvent, make_web_fetch
+from policyctl.runtime import Approval, ToolCallEvent
+from policyctl.runtime.web_fetch import make_web_fetch
 
 ENV = environment()
 

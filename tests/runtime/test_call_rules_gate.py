@@ -312,3 +312,19 @@ def test_a_tool_without_call_rules_is_decided_and_runs() -> None:
     gate = gate_with([recording_tool("web_search", calls, "query")], d)
     assert asyncio.run(gate.call("web_search", {"query": "rm -rf"})).ok
     assert d.calls == [("web_search", {"query": "rm -rf"})]
+
+
+def test_the_runtime_reads_effects_by_their_values_and_loads_no_shell_parser() -> None:
+    import subprocess
+    import sys
+
+    from policyctl.callrules import Effect
+    from policyctl.runtime import callcheck
+
+    assert tuple(Effect) == (callcheck.ALLOW, callcheck.ASK, callcheck.DENY)
+    probe = (
+        "import sys, policyctl.runtime; "
+        "print('policyctl.callrules.shell' in sys.modules, 'http.client' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
