@@ -23,9 +23,13 @@ import logging
 from collections import OrderedDict
 from collections.abc import Mapping
 from enum import Enum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ..escape import printable_line
 from .hooks import ToolCallEvent, bounded
+
+if TYPE_CHECKING:
+    from ..resolution import Resolution
 
 log = logging.getLogger("policyctl.runtime")
 
@@ -108,3 +112,38 @@ class SessionGrants:
         self._keys.move_to_end(key)
         while len(self._keys) > self.limit:
             self._keys.popitem(last=False)
+
+
+_WARNED: OrderedDict[tuple[str, ...], None] = OrderedDict()
+
+
+def asking_rules(resolution: Resolution) -> tuple[str, ...]:
+    """Where the run's call rules ask, as `layer: entry` (sorted): the entries of ask lists,
+    plain names in ask, and `callDefault: ask`."""
+    found: set[str] = set()
+    for layer in resolution.call_layers:
+        for tool, rules in layer.tools.items():
+            found.update(f"{layer.label}: {rule.entry}" for rule in rules.ask)
+            if rules.plain_ask is not None:
+                found.add(f"{layer.label}: {rules.plain_ask}")
+            if rules.call_default.label == "ask":
+                found.add(f"{layer.label}: {tool} callDefault ask")
+    return tuple(sorted(found))
+
+
+def warn_asks_without_approver(resolution: Resolution) -> None:
+    """PC480 on the runtime's logger, once per set of asking rules (as context warnings are
+    logged once per message), for a run whose call rules ask when the runtime has no
+    approver: every ask will be refused."""
+    asking = asking_rules(resolution)
+    if not asking or asking in _WARNED:
+        return
+    _WARNED[asking] = None
+    while len(_WARNED) > 256:
+        _WARNED.popitem(last=False)
+    shown = "; ".join(printable_line(a) for a in asking[:10]) + (" ..." if len(asking) > 10 else "")
+    log.warning(
+        "PC480 the run's call rules ask (%s), and the runtime has no approver: each such call "
+        "is refused as needing approval",
+        shown,
+    )

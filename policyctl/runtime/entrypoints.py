@@ -29,7 +29,7 @@ from ..resolution import NoCallableToolsError, Resolution
 from ..resolve import cap_cron_tools, resolve
 from ..store import PolicyStore, PolicyUnavailable
 from .agent import RunResult, run_loop
-from .approvals import Approver, SessionGrants
+from .approvals import Approver, SessionGrants, warn_asks_without_approver
 from .gate import RESULT_LIMIT, CallGate, Outcome, Veto, check_gate_options
 from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Hook, Observer
 from .loopdetect import LoopConfig, LoopDetector
@@ -175,6 +175,8 @@ class Runtime:
 
     def gate(self, resolution: Resolution) -> CallGate:
         """The gate every call of a run passes: the run's call rules decide each one."""
+        if self.approver is None:
+            warn_asks_without_approver(resolution)
         key = resolution.context.session_key
         return CallGate(
             resolution,

@@ -162,3 +162,29 @@ def test_the_runtime_anchors_path_rules_at_its_workspace(tmp_path: Path) -> None
     assert res.decide_call("read_file", {"path": "secrets/key"}).effect.label == "deny"
     own = runtime.resolve(RunContext(workspace=str(tmp_path)))
     assert own.call_environment().roots.workspace == str(tmp_path.resolve())  # the context wins
+
+
+def test_a_runtime_without_approver_warns_once_that_asks_will_be_refused(
+    tmp_path: Path, caplog: Any
+) -> None:
+    import logging
+
+    ws = workspace(tmp_path)
+    text = POLICY.replace('ask: ["exec(git push *)"]', 'ask: ["exec(git push --tags *)"]')
+    with caplog.at_level(logging.WARNING, "policyctl.runtime"):
+        runtime = runtime_for(ws, text)
+        for _ in range(2):
+            runtime.gate(runtime.resolve(RunContext()))
+        runtime_for(ws, "catalog: nanobot\n").gate(runtime.resolve(RunContext()))
+    warned = [r.getMessage() for r in caplog.records if "PC480" in r.getMessage()]
+    assert len(warned) == 1 and "no approver" in warned[0]
+    assert "tools.allow: exec(git push --tags *)" in warned[0]
+
+    async def approver(event: ToolCallEvent, reason: str) -> Approval:
+        return Approval.DENY
+
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "policyctl.runtime"):
+        quiet = runtime_for(ws, POLICY.replace("git push", "git tag"), approver=approver)
+        quiet.gate(quiet.resolve(RunContext()))
+    assert not [r for r in caplog.records if "PC480" in r.getMessage()]
