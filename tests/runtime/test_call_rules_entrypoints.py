@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from policyctl import load_policy_text, resolve
 from policyctl.context import RunContext, Sender
 from policyctl.runtime import (
@@ -188,3 +190,63 @@ def test_a_runtime_without_approver_warns_once_that_asks_will_be_refused(
         quiet = runtime_for(ws, POLICY.replace("git push", "git tag"), approver=approver)
         quiet.gate(quiet.resolve(RunContext()))
     assert not [r for r in caplog.records if "PC480" in r.getMessage()]
+
+
+def _table_workspace(tmp_path: Path) -> Path:
+    ws = workspace(tmp_path)
+    (ws / "docs").mkdir()
+    (ws / "docs" / "guide.md").write_text("guide", encoding="utf-8")
+    (ws / ".env").write_text("TOKEN=1", encoding="utf-8")
+    (ws / "env-link").symlink_to(ws / ".env")
+    return ws
+
+
+# (tools: block of the policy, tool, arguments, expected: "ok" or the veto kind)
+TABLE = [
+    ('deny: ["exec(rm *)"]', "exec", {"command": ["rm", "-rf", "docs"]}, "policy"),
+    ('deny: ["exec(rm *)"]', "exec", {"command": ["sh", "-c", "echo x; rm -rf docs"]}, "policy"),
+    ('deny: ["exec(rm *)"]', "exec", {"command": ["echo", "rm"]}, "ok"),
+    ('allow: ["exec(echo *)", read_file]', "exec", {"command": ["ls"]}, "policy"),
+    ('allow: ["exec(echo *)", read_file]', "exec", {"command": ["echo", "hi"]}, "ok"),
+    ('ask: ["exec(echo *)"]', "exec", {"command": ["echo", "hi"]}, "approval"),
+    ('allow: ["exec(git *)"]\n  callDefault: ask', "exec", {"command": ["make"]}, "approval"),
+    ("ask: [read_file]", "read_file", {"path": "notes.txt"}, "approval"),
+    ('deny: ["read_file(.env)"]', "read_file", {"path": ".env"}, "policy"),
+    ('deny: ["read_file(.env)"]', "read_file", {"path": "env-link"}, "policy"),
+    ('deny: ["read_file(.env)"]', "read_file", {"path": "docs/../.env"}, "policy"),
+    ('deny: ["read_file(.env)"]', "read_file", {"path": "notes.txt"}, "ok"),
+    ('allow: ["read_file(./docs/**)"]', "read_file", {"path": "docs/guide.md"}, "ok"),
+    ('allow: ["read_file(./docs/**)"]', "read_file", {"path": "notes.txt"}, "policy"),
+    (
+        'deny: ["write_file(./secrets/)"]',
+        "write_file",
+        {"path": "secrets/x", "content": "x"},
+        "policy",
+    ),
+    ('deny: ["write_file(./secrets/)"]', "write_file", {"path": "out/x", "content": "x"}, "ok"),
+    (
+        'deny: ["edit_file(*.md)"]',
+        "edit_file",
+        {"path": "docs/guide.md", "old_text": "guide", "new_text": "x"},
+        "policy",
+    ),
+    ('deny: ["list_dir(./secrets/)"]', "list_dir", {"path": "secrets"}, "policy"),
+    ('deny: ["list_dir(./secrets/)"]', "list_dir", {"path": "docs"}, "ok"),
+    ("deny: [exec]", "exec", {"command": ["echo", "hi"]}, "policy"),
+]
+
+
+@pytest.mark.parametrize(("rules", "tool", "args", "expect"), TABLE)
+def test_call_rules_from_policy_files_through_the_runtime(
+    tmp_path: Path, rules: str, tool: str, args: dict[str, Any], expect: str
+) -> None:
+    ws = _table_workspace(tmp_path)
+    before = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and not p.is_symlink()}
+    runtime = runtime_for(ws, f"catalog: nanobot\ntools:\n  {rules}\n")
+    out = asyncio.run(runtime.run_skill_command(RunContext(), tool, args))
+    if expect == "ok":
+        assert out.ok, out
+        return
+    assert out.veto is not None and out.veto.kind == expect, out
+    after = {p: p.read_bytes() for p in ws.rglob("*") if p.is_file() and not p.is_symlink()}
+    assert after == before  # a refused call changed nothing
