@@ -6,19 +6,20 @@ kernel actually opened:
 - `read_file` and `list_dir` open the path (following symlinks, as the decision resolved them),
   then ask the kernel which file the descriptor is (`/proc/self/fd`), check it is inside the
   workspace, and decide that real path before reading a byte;
-- `write_file` and `edit_file` open the parent folder, ask the kernel which folder that is,
-  decide `<real folder>/<name>` before anything is created or truncated, and then open the name
-  relative to that folder's descriptor with O_NOFOLLOW (a symlink put in its place is refused).
+- `write_file` and `edit_file` open the path's existing folders one by one from the workspace
+  down (each checked inside it by its real path), decide `<real folder>/<missing folders>/
+  <name>` before anything is created or truncated, and then create the missing folders and open
+  the name, each relative to its parent's descriptor with O_NOFOLLOW (a symlink put in the
+  place of a new folder or of the name is refused).
 
 A re-check is a call of the same tool with the real path (the other arguments unchanged). An
 approval the gate obtained covers it when the real path is the path named; otherwise the
-approver is asked about the real path. Writes create missing folders first (as before);
-a folder created through a swapped symlink is found outside the workspace at the open and
-nothing is written in it.
+approver is asked about the real path.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -99,32 +100,63 @@ async def _open_checked(
     return fd, real
 
 
+def _walk_existing(root: Path, folders: list[str], named: str) -> tuple[int, list[str]]:
+    """Open the folders of the path that exist, one by one from the workspace down, each
+    checked inside the workspace by its real path; returns the deepest one's descriptor and
+    the folders still missing."""
+    current = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        for i, part in enumerate(folders):
+            try:
+                deeper = os.open(part, os.O_RDONLY | _DIRECTORY | _CLOEXEC, dir_fd=current)
+            except FileNotFoundError:
+                return current, folders[i:]
+            os.close(current)
+            current = deeper
+            _confined(root, fd_path(current, os.path.join(root, *folders[: i + 1])), named)
+    except BaseException:
+        os.close(current)
+        raise
+    return current, []
+
+
 async def _open_in_folder(
-    root: Path, tool_name: str, args: dict[str, Any], flags: int
+    root: Path, tool_name: str, args: dict[str, Any], flags: int, *, make_folders: bool = False
 ) -> tuple[int, str]:
-    """Open the parent folder, decide `<real folder>/<name>`, then open the name there with
-    O_NOFOLLOW: nothing is created or truncated before the decision."""
+    """Decide `<real folder>/<name>` before anything is created or truncated, then create the
+    missing folders (`make_folders`) and open the name, each relative to its parent's
+    descriptor and with O_NOFOLLOW: no symlink is followed after the decision."""
     named = args["path"]
     lexical = Path(_lexical(root, named))
     if lexical == root or not lexical.name:
         raise IsADirectoryError(f"{named}: is a folder")
-    folder = os.open(lexical.parent, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
-        real = os.path.join(fd_path(folder, str(lexical.parent)), lexical.name)
+        *folders, name = lexical.relative_to(root).parts
+    except ValueError:
+        raise WorkspaceError(f"{named}: outside the workspace") from None
+    current, missing = _walk_existing(root, folders, named)
+    try:
+        if missing and not make_folders:
+            raise FileNotFoundError(f"{named}: no such folder")
+        real = os.path.join(fd_path(current, str(lexical.parent)), *missing, name)
         _confined(root, real, named)
         await recheck(
             tool_name, {**args, "path": real}, same_call=real == str(lexical), what="open"
         )
+        for part in missing:
+            with contextlib.suppress(FileExistsError):  # made meanwhile: opened below, no follow
+                os.mkdir(part, 0o777, dir_fd=current)
+            deeper = os.open(part, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC, dir_fd=current)
+            os.close(current)
+            current = deeper
         try:
-            fd = os.open(
-                lexical.name, flags | _CLOEXEC | _NOFOLLOW | _NONBLOCK, 0o666, dir_fd=folder
-            )
+            fd = os.open(name, flags | _CLOEXEC | _NOFOLLOW | _NONBLOCK, 0o666, dir_fd=current)
         except OSError as exc:
             if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a symlink in the name's place
                 raise WorkspaceError(f"{named}: is a symlink") from None
             raise
     finally:
-        os.close(folder)
+        os.close(current)
     return fd, real
 
 
@@ -188,13 +220,12 @@ def make_file_tools(workspace: Path, output_limit: int) -> list[RuntimeTool]:
     @tool()
     async def write_file(path: str, content: str) -> str:
         """Write a text file of the workspace (creating folders as needed)."""
-        target = inside(root, path)
+        inside(root, path)
         if (root / path).is_symlink():
             raise WorkspaceError(f"{path}: is a symlink")
-        target.parent.mkdir(parents=True, exist_ok=True)
         args = {"path": path, "content": content}
         fd, _ = await _open_in_folder(
-            root, "write_file", args, os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            root, "write_file", args, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, make_folders=True
         )
         try:
             _regular(fd, path)

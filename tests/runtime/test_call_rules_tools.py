@@ -197,3 +197,25 @@ def test_exec_decides_the_vector_it_starts(tmp_path: Path) -> None:
         assert out.veto is not None and out.veto.kind == "policy", argv
     assert (ws / "public").is_dir()
     assert [args["command"] for _, args in d.calls[:2]] == ["'echo' hi", "'echo' hi"]
+
+
+def test_a_write_into_new_folders_through_a_swapped_folder_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    ws = workspace(tmp_path)
+    out_dir = ws / "out"
+    out_dir.symlink_to(ws / "public")
+    swap = SwapAfterGate(file_rules(ws, **DENY_SECRETS), out_dir, ws / "secrets")
+    args = {"path": "out/new/deep/x.txt", "content": "x"}
+    result = asyncio.run(gate_for(ws, swap).call("write_file", args))
+    assert result.veto is not None and result.veto.kind == "policy", result
+    assert not (ws / "secrets" / "new").exists() and not (ws / "public" / "new").exists()
+    made = asyncio.run(gate_for(ws, file_rules(ws)).call("write_file", args))
+    assert made.ok and (ws / "secrets" / "new" / "deep" / "x.txt").read_text() == "x"
+
+
+def test_edit_of_a_missing_folder_creates_nothing(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    args = {"path": "nowhere/x.txt", "old_text": "a", "new_text": "b"}
+    out = asyncio.run(gate_for(ws, file_rules(ws)).call("edit_file", args))
+    assert not out.ok and not (ws / "nowhere").exists()
