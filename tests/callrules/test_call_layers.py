@@ -119,7 +119,8 @@ def test_the_group_sender_rule_refuses_alone() -> None:
     )
     res = resolve(load_policy_text(text), _base())
     trail = res.layers[6]
-    assert trail.applied and "toolsBySender" in trail.label
+    # the layer keeps its label whichever table matched; its scope names the sender rule
+    assert trail.applied and trail.scope.endswith('toolsBySender["id:42"]')
     assert _rm(res).verdict.layer == trail.label
 
 
