@@ -636,6 +636,16 @@ CODES: dict[str, CodeInfo] = _codes(
         "The run's account has no configuration under its channel's accounts, so the "
         "channel-wide groups apply (a scheduled run there fails closed instead, PC409).",
     ),
+    # -- the runtime (runtime/) ----------------------------------------------------------------
+    (
+        "PC480",
+        W,
+        "ask without an approver",
+        "The run's call rules ask before some calls (an ask entry, a tool's plain name in ask, or "
+        "callDefault: ask), and the runtime was built without an approver: each such call is "
+        "refused, and the refusal says it needs approval. Pass Runtime(approver=...) where a "
+        "person can answer; in a headless run, write deny or allow rules instead.",
+    ),
 )
 
 
