@@ -1,10 +1,12 @@
 """Policy tests: what a policy must guarantee, written down next to it and checked in CI.
 
 A test file names a policy, cases (a context and what must hold in it: tools denied, tools
-allowed, the exact allowed list, the layer that must remove a tool) and invariants checked over
-the whole context matrix (`never`: tools no context may get, unless a condition holds;
-`subagentSubsetOfParent`). Failures carry the trail of the tool that broke the expectation.
-Coverage says which policy entries decided at least one case, and which never did.
+allowed, the exact allowed list, the layer that must remove a tool, and `calls`: the decision
+allow / ask / deny each call must get, and optionally the layer that decides it) and
+invariants checked over the whole context matrix (`never`: tools no context may get, unless
+a condition holds; `subagentSubsetOfParent`). Failures carry the trail of the tool (or the
+call) that broke the expectation. Coverage says which policy entries decided at least one
+case, and which never did.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
 from .api import load_policy
+from .calldecisions import check_call
 from .checks import iter_scopes
 from .compile import CompiledPolicy
 from .contextspec import ContextSpec
@@ -40,10 +43,22 @@ class Expect(_Strict):
     removed_by: dict[str, int] | None = Field(None, alias="removedBy")
 
 
+class CallCase(_Strict):
+    """One call and the decision it must get: `decidedBy` names the layer whose verdict
+    decides it, by number (like `removedBy`), by name (`agent`) or by its label in the trail
+    (`agents.coder.tools.allow`)."""
+
+    tool: str
+    args: dict[str, Any] = {}
+    expect: Literal["allow", "ask", "deny"]
+    decided_by: int | str | None = Field(None, alias="decidedBy")
+
+
 class Case(_Strict):
     name: str
     context: ContextSpec = ContextSpec()
-    expect: Expect
+    expect: Expect = Expect()
+    calls: list[CallCase] = []
 
 
 class Condition(_Strict):
@@ -195,6 +210,9 @@ def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> 
             now = "allowed" if removal is None else f"removed at stage {removal.stage}"
             failures.append(f"expected {norm(tool)} removed by layer {stage}, but it is {now}")
             failures.extend("  " + line for line in _trail(res, norm(tool)))
+    for call in case.calls:
+        _, call_failures = check_call(res, norm(call.tool), call.args, call.expect, call.decided_by)
+        failures.extend(call_failures)
     return failures
 
 
