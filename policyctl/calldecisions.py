@@ -91,6 +91,23 @@ def _names_layer(res: Resolution, verdict: Verdict, wanted: int | str) -> bool:
     return stage is not None and LAYERS[stage - 1].name == text.lower()
 
 
+#: a layer verdict that only passes the call on (its layer has nothing to say about it)
+_PASSIVE = (Reason.NO_CALL_RULES, Reason.NAME_ADMITTED, Reason.SCREENED)
+
+
+def deciding_layers(decision: CallDecision) -> list[Verdict]:
+    """The layer verdicts that decide the call: those with the run's effect that say so by a
+    rule of their own (a deny, ask or allow rule, a plain-name ask, callDefault), and the
+    verdict the run reports. Several layers can decide alike: `git status` allowed by an
+    agent's `exec(git *)` is decided by the agent layer even where the global layer admits
+    `exec` by name."""
+    out = [decision.verdict]
+    for v in decision.layers:
+        if v is not decision.verdict and v.effect is decision.effect and v.reason not in _PASSIVE:
+            out.append(v)
+    return out
+
+
 def check_call(
     res: Resolution,
     tool: str,
@@ -105,7 +122,9 @@ def check_call(
     shown = call_text(tool, args)
     if verdict.effect is not EFFECTS[expect]:
         failures.append(f"expected {shown} to be {expect}, but it is {describe(verdict)}")
-    elif decided_by is not None and not _names_layer(res, verdict, decided_by):
+    elif decided_by is not None and not any(
+        _names_layer(res, v, decided_by) for v in deciding_layers(decision)
+    ):
         stage = layer_stage(res, verdict)
         where = (
             f"layer {stage} ({verdict.layer})" if stage is not None else verdict.layer or "no layer"

@@ -185,9 +185,13 @@ class DecisionDiff:
 
     def _decide(self, side: str, res: Resolution, call: RecordedCall, index: int) -> CallDecision:
         # a decision depends on the call, the layers' rules, the run's tools and its roots
-        # (the roots are the same in every context the diff compares)
+        # (the roots are the same in every context the diff compares). Resolutions build
+        # their layers afresh, but the rules inside are the compiled policy's, shared.
         layers = res.call_layers
-        key = (side, index, tuple(id(layer) for layer in layers), frozenset(res.allowed))
+        rules = tuple(
+            (layer.label, tuple((t, id(r)) for t, r in layer.tools.items())) for layer in layers
+        )
+        key = (side, index, rules, frozenset(res.allowed))
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = res.decide_call(call.tool, call.args)
@@ -269,6 +273,18 @@ def text_lines(rules: list[RuleChange], calls: list[DecisionChange] | None) -> l
             )
             lines.extend(_contexts_text(d.contexts))
     return lines
+
+
+def summary(rules: list[RuleChange], calls: list[DecisionChange] | None) -> str:
+    """`; 2 call-rule changes widen, 1 narrows; 1 recorded call widens` (empty: no change)."""
+    out = ""
+    for what, items in (("call-rule change", rules), ("recorded call", calls or [])):
+        if not items:
+            continue
+        widen = sum(1 for c in items if c.kind == "widen")
+        out += f"; {_n(widen, what)} widen{'s' * (widen == 1)}, {len(items) - widen} narrow"
+        out += "s" if len(items) - widen == 1 else ""
+    return out
 
 
 def markdown_lines(rules: list[RuleChange], calls: list[DecisionChange] | None) -> list[str]:

@@ -17,6 +17,7 @@ from .api import compile_loaded
 from .callcorpus import RecordedCall
 from .calldiff import DecisionChange, DecisionDiff, RuleChange, RuleDiff
 from .calldiff import markdown_lines as call_markdown_lines
+from .calldiff import summary as call_summary
 from .calldiff import text_lines as call_text_lines
 from .compile import CompiledPolicy
 from .context import RunContext
@@ -245,6 +246,7 @@ def render_text(result: DiffResult) -> str:
     lines.append(
         f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
+        + call_summary(result.rule_changes, result.call_changes)
     )
     if not result.conclusive:
         lines.append(

@@ -143,7 +143,7 @@ def test_simulate_reports_calls_that_call_rules_deny_or_ask(
     rows = json.loads(out)["calls"]
     assert [r["verdict"] for r in rows] == ["allowed", "ask", "denied", "denied", "allowed"]
     assert rows[2]["decidedBy"]["entry"] == "exec(sudo *)"
-    assert rows[2]["decidedBy"]["source"].endswith("p.yaml:4:35")
+    assert rows[2]["decidedBy"]["source"].endswith("p.yaml:4:24")
 
 
 def test_simulate_refuses_a_bad_corpus_with_its_location(
@@ -249,6 +249,6 @@ def test_matrix_marks_the_tools_whose_calls_call_rules_decide(
     code, out, _ = run(capsys, "matrix", str(policy), "--format", "json", "--agent", "coder")
     rows = json.loads(out)["rows"]
     main_row = next(r for r in rows if r["context"] == "agent=coder sender=(anonymous)")
-    assert main_row["cells"]["exec"] == "ok+" and main_row["cells"]["ls"] == "ok"
+    assert main_row["cells"]["exec"] == "ok+" and main_row["cells"]["write"] == "ok"
     assert main_row["callRules"]["exec"] == ["tools.allow", "agents.coder.tools.allow"]
-    assert "ls" not in main_row["callRules"]
+    assert "write" not in main_row["callRules"]
