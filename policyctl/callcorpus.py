@@ -14,7 +14,7 @@ problem is a diagnostic at file:line:col, never a traceback.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +52,17 @@ class RecordedCall:
 
 
 def read_corpus(path: str | Path, limits: Limits | None = None) -> list[RecordedCall]:
-    """Every call of the file, in order; `PolicyError` with located diagnostics otherwise."""
-    limits = limits or default_limits()
+    """Every call of the file, in order; `PolicyError` with located diagnostics otherwise.
+
+    The diagnostics do not quote the file's lines: a transcript line may be megabytes of
+    model output, and the file named may be any file (its location says where to look)."""
+    try:
+        return _read(path, limits or default_limits())
+    except PolicyError as exc:
+        raise PolicyError([replace(d, quote=False) for d in exc.diagnostics]) from None
+
+
+def _read(path: str | Path, limits: Limits) -> list[RecordedCall]:
     name = str(path)
     text = read_text(Path(path), limits, name)
     if text.lstrip().startswith("["):

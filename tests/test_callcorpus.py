@@ -87,3 +87,11 @@ def test_the_byte_cap_and_special_files_hold(tmp_path: Path) -> None:
     assert "PC106" in problem(path, Limits(max_file_bytes=200))
     assert "PC112" in problem(tmp_path)  # a directory is not a file of calls
     assert "PC101" in problem(tmp_path / "missing.jsonl")
+
+
+def test_diagnostics_never_quote_the_file(tmp_path: Path) -> None:
+    # a transcript line may be megabytes of model output, and the file may be any file
+    path = write(tmp_path, '{"tool": "exec", "token": "s3cret"}\n')
+    with pytest.raises(PolicyError) as info:
+        read_corpus(path)
+    assert info.value.diagnostics and not any(d.quote for d in info.value.diagnostics)
