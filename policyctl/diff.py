@@ -11,14 +11,9 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .api import compile_loaded
-from .callcorpus import RecordedCall
-from .calldiff import DecisionChange, DecisionDiff, RuleChange, RuleDiff
-from .calldiff import markdown_lines as call_markdown_lines
-from .calldiff import summary as call_summary
-from .calldiff import text_lines as call_text_lines
 from .compile import CompiledPolicy
 from .context import RunContext
 from .diagnostics import Diagnostic, PolicyError
@@ -28,6 +23,10 @@ from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix, main_session_key
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
+
+if TYPE_CHECKING:  # the call-rule core loads only when call rules or a corpus are compared
+    from .callcorpus import RecordedCall
+    from .calldiff import DecisionChange, RuleChange
 
 
 @dataclass
@@ -170,14 +169,18 @@ def diff_policies(
         for cell in matrix.contexts:
             cells.setdefault(cell.label, cell)
     groups: dict[tuple[str, tuple[str, ...], str, str | None], list[str]] = {}
-    rule_diff = RuleDiff()
-    decision_diff = DecisionDiff(calls or ())
+    with_calls = old.has_call_rules or new.has_call_rules or calls is not None
+    if with_calls:
+        from .calldiff import DecisionDiff, RuleDiff
+
+        rule_diff, decision_diff = RuleDiff(), DecisionDiff(calls or ())
     for label, cell in cells.items():
         context = rooted(cell.context)
         before = resolve(old, context, require_tools=False)
         after = resolve(new, context, require_tools=False)
-        rule_diff.add(label, before, after)
-        decision_diff.add(label, before, after)
+        if with_calls:
+            rule_diff.add(label, before, after)
+            decision_diff.add(label, before, after)
         # a gained tool is explained by the old policy's rule, a lost one by the new policy's
         for direction, explained_by, changed in (
             ("gain", before, _changed(before, after)),
@@ -200,6 +203,8 @@ def diff_policies(
             before = resolve(old, context, require_tools=False)
             after = resolve(new, context, require_tools=False)
             decision_diff.add(f"line {call.line}: its own context", before, after, only=index)
+    if not with_calls:
+        return DiffResult(old_name, new_name, len(cells), sampled, changes)
     return DiffResult(
         old_name,
         new_name,
@@ -237,7 +242,10 @@ def render_text(result: DiffResult) -> str:
             lines.append(f"    {printable_line(label)}")
         if len(c.contexts) > 3:
             lines.append(f"    ... and {len(c.contexts) - 3} more")
-    lines.extend(call_text_lines(result.rule_changes, result.call_changes))
+    if result.rule_changes or result.call_changes is not None:
+        from .calldiff import text_lines
+
+        lines.extend(text_lines(result.rule_changes, result.call_changes))
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
     # a sample cannot show that nothing widened, only that the sampled contexts did not
     verdict = "WIDENED" if result.widened else "not widened"
@@ -246,7 +254,7 @@ def render_text(result: DiffResult) -> str:
     lines.append(
         f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
-        + call_summary(result.rule_changes, result.call_changes)
+        + _call_summary(result)
     )
     if not result.conclusive:
         lines.append(
@@ -295,5 +303,16 @@ def render_markdown(result: DiffResult) -> str:
                 f"| {len(c.contexts)}: {example}{more} | {tools} | {why} "
                 f"{md_code(c.rule)} | {md_literal(c.where or '')} |"
             )
-    lines.extend(call_markdown_lines(result.rule_changes, result.call_changes))
+    if result.rule_changes or result.call_changes is not None:
+        from .calldiff import markdown_lines
+
+        lines.extend(markdown_lines(result.rule_changes, result.call_changes))
     return "\n".join(lines) + "\n"
+
+
+def _call_summary(result: DiffResult) -> str:
+    if not result.rule_changes and result.call_changes is None:
+        return ""
+    from .calldiff import summary
+
+    return summary(result.rule_changes, result.call_changes)
