@@ -2,10 +2,10 @@
 
 Per context of the compared matrix, and per tool both policies allow there, each layer's call
 rules (`Resolution.call_layers`) are compared: a deny or ask rule removed, an allow rule
-added where the tool is admitted by specifiers only, a plain-name `ask` removed, `callDefault`
-relaxed from deny to ask, or a layer that now admits the tool by name (its unmatched calls are
-allowed instead of getting callDefault) may let a call through that did not get through:
-these are widening changes. The opposite ones narrow. Identical changes are grouped, with the
+added where the tool is admitted by specifiers only, a layer whose calls are no longer
+limited to its allow rules (the tool now admitted by name), a plain-name `ask` removed,
+`callDefault` relaxed from deny to ask: each may let a call through that did not get through,
+and is a widening change. The opposite ones narrow. Identical changes are grouped, with the
 contexts they happen in.
 
 With a corpus of recorded calls (`--calls FILE`), every call is decided by both policies, in
@@ -108,27 +108,28 @@ def tool_rule_changes(
         for entry, rule in now_e.items():
             if entry not in was_e:
                 yield "narrow", f'{label} rule "{entry}" added', _where(rule)
-    # allow rules decide only where the tool is admitted by specifiers alone
-    was_a, now_a = _entries(before.allow), _entries(after.allow)
-    for entry, rule in now_a.items():
-        if entry not in was_a and not after.name_admitted:
-            yield "widen", f'allow rule "{entry}" added', _where(rule)
-    for entry, rule in was_a.items():
-        if entry not in now_a and not before.name_admitted:
-            yield "narrow", f'allow rule "{entry}" removed', _where(rule)
+    # allow rules limit calls only where the tool is admitted by specifiers alone
+    limited_before = bool(before.allow) and not before.name_admitted
+    limited_after = bool(after.allow) and not after.name_admitted
+    if limited_before and not limited_after:
+        by = f"admitted by name ({after.name_entry or after.tool})"
+        yield "widen", f"calls no longer limited to allow rules: {by}", _src(after.name_source)
+    elif limited_after and not limited_before:
+        yield "narrow", "calls now limited to allow rules (callDefault for the rest)", None
+    elif limited_before and limited_after:
+        was_a, now_a = _entries(before.allow), _entries(after.allow)
+        for entry, rule in now_a.items():
+            if entry not in was_a:
+                yield "widen", f'allow rule "{entry}" added', _where(rule)
+        for entry, rule in was_a.items():
+            if entry not in now_a:
+                yield "narrow", f'allow rule "{entry}" removed', _where(rule)
     if before.plain_ask and not after.plain_ask:
         yield "widen", f'plain-name ask "{before.plain_ask}" removed', _src(before.plain_ask_source)
     if after.plain_ask and not before.plain_ask:
         yield "narrow", f'plain-name ask "{after.plain_ask}" added', _src(after.plain_ask_source)
     if before.has_specifiers and after.has_specifiers:
-        if not before.name_admitted and after.name_admitted:
-            yield (
-                "widen",
-                f"now admitted by name ({after.name_entry}): calls no rule matches are allowed",
-                _src(after.name_source),
-            )
-        if before.name_admitted and not after.name_admitted:
-            yield "narrow", "now admitted by specifiers only: unmatched calls get callDefault", None
+        # callDefault decides unmatched calls of a limited tool, and unanalysable ones always
         kind = change_kind(before.call_default, after.call_default)
         if kind is not None:
             yield (
