@@ -252,3 +252,27 @@ def test_matrix_marks_the_tools_whose_calls_call_rules_decide(
     assert main_row["cells"]["exec"] == "ok+" and main_row["cells"]["write"] == "ok"
     assert main_row["callRules"]["exec"] == ["tools.allow", "agents.coder.tools.allow"]
     assert "write" not in main_row["callRules"]
+
+
+def test_groups_that_differ_only_in_call_rules_are_different_places(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = """\
+    catalog: openclaw
+    tools: {profile: coding}
+    channels:
+      slack:
+        groups:
+          G1: {tools: {deny: [theme, "exec(rm *)"]}}
+          G2: {tools: {deny: [theme]}}
+    """
+    old = write(tmp_path, "old.yaml", text)
+    new = write(
+        tmp_path, "new.yaml", text.replace("deny: [theme]}}", 'deny: [theme, "exec(rm *)"]}}')
+    )
+    code, out, _ = run(capsys, "diff", str(new), str(old), "--format", "json")
+    changes = json.loads(out)["callRuleChanges"]
+    assert changes and all("group=slack/G2" in c for ch in changes for c in ch["contexts"])
+    assert (
+        changes[0]["kind"] == "widen" and changes[0]["change"] == 'deny rule "exec(rm *)" removed'
+    )
