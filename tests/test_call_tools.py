@@ -270,7 +270,7 @@ def test_groups_that_differ_only_in_call_rules_are_different_places(
     new = write(
         tmp_path, "new.yaml", text.replace("deny: [theme]}}", 'deny: [theme, "exec(rm *)"]}}')
     )
-    code, out, _ = run(capsys, "diff", str(new), str(old), "--format", "json")
+    _, out, _ = run(capsys, "diff", str(new), str(old), "--format", "json")
     changes = json.loads(out)["callRuleChanges"]
     assert changes and all("group=slack/G2" in c for ch in changes for c in ch["contexts"])
     assert (
