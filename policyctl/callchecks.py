@@ -26,7 +26,7 @@ from .names import normalize
 from .resolve import resolve
 
 
-def _policies(policy: CompiledPolicy) -> Iterator[LayerPolicy]:
+def layer_policies(policy: CompiledPolicy) -> Iterator[LayerPolicy]:
     """Every layer policy a run can apply (assembled sandbox and subagent ones included)."""
     found: list[LayerPolicy | None] = []
     for scope in tools_scopes(policy):
@@ -55,7 +55,7 @@ def _policies(policy: CompiledPolicy) -> Iterator[LayerPolicy]:
 
 
 def _tool_rules(policy: CompiledPolicy) -> Iterator[tuple[LayerPolicy, ToolCallRules]]:
-    for lp in _policies(policy):
+    for lp in layer_policies(policy):
         assert lp.calls is not None
         for rules in lp.calls.tools.values():
             yield lp, rules

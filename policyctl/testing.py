@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
@@ -32,6 +32,9 @@ from .model import StrictModel as _Strict
 from .names import fold
 from .resolution import Resolution
 from .resolve import resolve
+
+if TYPE_CHECKING:
+    from .callrules.model import CallDecision
 from .schema_errors import diagnostics_from_validation
 
 
@@ -127,6 +130,8 @@ class FileResult:
     policy_path: str
     results: list[CaseResult]
     covered: set[tuple[str, str]] = field(default_factory=set)
+    #: where the call rules that decided a call case are written (file:line:col)
+    covered_sources: set[str] = field(default_factory=set)
     entries: list[Entry] = field(default_factory=list)
     contexts_checked: int = 0
     contexts_total: int = 0
@@ -136,7 +141,11 @@ class FileResult:
         return sum(1 for r in self.results if not r.passed)
 
     def uncovered(self) -> list[Entry]:
-        return [e for e in self.entries if _entry_id(e) not in self.covered]
+        return [
+            e
+            for e in self.entries
+            if _entry_id(e) not in self.covered and str(e.source) not in self.covered_sources
+        ]
 
 
 def _entry_id(entry: Entry) -> tuple[str, str]:
@@ -176,7 +185,14 @@ def _trail(res: Resolution, tool: str) -> list[str]:
     return lines
 
 
-def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> list[str]:
+def check_case(
+    case: Case,
+    res: Resolution,
+    catalog_aliases: dict[str, str],
+    decided: list[CallDecision] | None = None,
+) -> list[str]:
+    """The case's failures; the decisions of its calls are appended to `decided`."""
+
     def norm(name: str) -> str:
         text = fold(name)
         return catalog_aliases.get(text, text)
@@ -213,8 +229,12 @@ def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> 
         from .calldecisions import check_call
 
     for call in case.calls:
-        _, call_failures = check_call(res, norm(call.tool), call.args, call.expect, call.decided_by)
+        decision, call_failures = check_call(
+            res, norm(call.tool), call.args, call.expect, call.decided_by
+        )
         failures.extend(call_failures)
+        if decided is not None:
+            decided.append(decision)
     return failures
 
 
@@ -253,6 +273,37 @@ def _record_coverage(res: Resolution, covered: set[tuple[str, str]]) -> None:
                     covered.add(_entry_id(hit.entry))
 
 
+def _call_rule_entries(policy: CompiledPolicy, entries: list[Entry]) -> list[Entry]:
+    """The deny, ask and allow specifiers of the policy as coverage entries (allow specifiers
+    already listed as allow entries are not listed twice)."""
+    from .callchecks import layer_policies
+
+    known = {str(e.source) for e in entries}
+    out: dict[str, Entry] = {}
+    for lp in layer_policies(policy):
+        assert lp.calls is not None
+        for rules in lp.calls.tools.values():
+            for rule in (*rules.deny, *rules.ask, *rules.allow):
+                where = str(rule.source)
+                if rule.source is None or where in known or where in out:
+                    continue
+                source = rule.source if isinstance(rule.source, Source) else None
+                out[where] = Entry(rule.tool, rule.entry, lp.scope, source, "config")
+    return list(out.values())
+
+
+def _record_call_coverage(decided: list[CallDecision], covered: set[str]) -> None:
+    """The rules that decided a call case (every layer that decided it by a rule of its own)."""
+    if not decided:
+        return
+    from .calldecisions import deciding_layers
+
+    for decision in decided:
+        for verdict in deciding_layers(decision):
+            if verdict.source is not None and verdict.entry != "callDefault":
+                covered.add(str(verdict.source))
+
+
 def run_test_file(
     path: str | Path,
     *,
@@ -280,14 +331,18 @@ def run_test_file(
             if e.origin == "config"
         ]
         out.entries = list({_entry_id(e): e for e in out.entries}.values())
+        if policy.has_call_rules:
+            out.entries.extend(_call_rule_entries(policy, out.entries))
     for i, case in enumerate(spec.cases):
         res = resolve(policy, case.context.to_run_context(), require_tools=False)
+        decided: list[CallDecision] = []
         result = CaseResult(
-            case.name, locations.value(("cases", i)), check_case(case, res, aliases)
+            case.name, locations.value(("cases", i)), check_case(case, res, aliases, decided)
         )
         out.results.append(result)
         if coverage:
             _record_coverage(res, out.covered)
+            _record_call_coverage(decided, out.covered_sources)
     if spec.invariants:
         out.results.extend(_check_invariants(policy, spec, locations, max_contexts, out))
         if out.contexts_checked < out.contexts_total:

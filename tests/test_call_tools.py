@@ -276,3 +276,26 @@ def test_groups_that_differ_only_in_call_rules_are_different_places(
     assert (
         changes[0]["kind"] == "widen" and changes[0]["change"] == 'deny rule "exec(rm *)" removed'
     )
+
+
+def test_coverage_counts_the_call_rules_that_decided_a_call(tmp_path: Path) -> None:
+    from policyctl.testing import run_test_file
+
+    write(tmp_path, "p.yaml", POLICY)
+    test = write(
+        tmp_path,
+        "p.test.yaml",
+        """\
+        policy: p.yaml
+        cases:
+          - name: one call
+            context: {agent: coder}
+            calls:
+              - {tool: exec, args: {command: sudo ls}, expect: deny}
+              - {tool: exec, args: {command: git push}, expect: ask}
+        """,
+    )
+    result = run_test_file(test, coverage=True)
+    never = {e.raw for e in result.uncovered()}
+    assert {"exec(rm *)", "read(**/.env)"} <= never
+    assert not never & {"exec(sudo *)", "exec(git push *)", "exec(git *)"}
