@@ -173,6 +173,13 @@ class RuleDiff:
         return out
 
 
+def _signature(call: RecordedCall) -> str:
+    """What a decision reads of a call: its tool and arguments (JSON from the corpus)."""
+    import json
+
+    return call.tool + "\x00" + json.dumps(call.args, sort_keys=True, default=repr)
+
+
 class DecisionDiff:
     """Decides every recorded call under both policies; memoised per call and rule set, so
     thousands of contexts that share their call layers cost one decision each."""
@@ -181,35 +188,43 @@ class DecisionDiff:
         self.calls = calls
         self.groups: dict[tuple[ChangeKind, int, str, str, str, str], list[str]] = {}
         self._memo: dict[tuple[object, ...], CallDecision] = {}
+        self._signatures = [_signature(call) for call in calls]
+        self._texts = [call_text(call.tool, call.args) for call in calls]
         #: what the memo keys' ids point at, kept alive so no id is reused
         self._alive: list[object] = []
 
-    def _decide(self, side: str, res: Resolution, call: RecordedCall, index: int) -> CallDecision:
-        # a decision depends on the call, the layers' rules, the run's tools and its roots
-        # (the roots are the same in every context the diff compares). Resolutions build
-        # their layers afresh, but the rules inside are the compiled policy's, shared.
+    def _run_key(self, side: str, res: Resolution) -> tuple[object, ...]:
+        """What a decision depends on besides the call: the layers' rules and the run's
+        tools (the roots are the same in every context the diff compares). Resolutions build
+        their layers afresh, but the rules inside are the compiled policy's, shared."""
         layers = res.call_layers
+        self._alive.append(layers)
         rules = tuple(
             (layer.label, tuple((t, id(r)) for t, r in layer.tools.items())) for layer in layers
         )
-        key = (side, index, rules, frozenset(res.allowed))
+        return (side, rules, frozenset(res.allowed))
+
+    def _decide(self, run: tuple[object, ...], res: Resolution, index: int) -> CallDecision:
+        # identical calls (a transcript repeats itself) are decided once per rule set
+        key = (run, self._signatures[index])
         found = self._memo.get(key)
         if found is None:
+            call = self.calls[index]
             found = self._memo[key] = res.decide_call(call.tool, call.args)
-            self._alive.append(layers)
         return found
 
     def add(
         self, label: str, before: Resolution, after: Resolution, only: int | None = None
     ) -> None:
         """Decide the calls without a context of their own (or only call `only`) here."""
+        old_run, new_run = self._run_key("old", before), self._run_key("new", after)
         for index, call in enumerate(self.calls):
             if only is not None and index != only:
                 continue
             if only is None and call.context is not None:
                 continue  # decided once, in its own context
-            old = self._decide("old", before, call, index)
-            new = self._decide("new", after, call, index)
+            old = self._decide(old_run, before, index)
+            new = self._decide(new_run, after, index)
             kind = change_kind(old.effect, new.effect)
             if kind is None:
                 continue
@@ -217,7 +232,7 @@ class DecisionDiff:
             key = (
                 kind,
                 call.line,
-                call_text(call.tool, call.args),
+                self._texts[index],
                 old.effect.label,
                 new.effect.label,
                 describe(stricter.verdict),
