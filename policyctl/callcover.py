@@ -30,7 +30,7 @@ from .callrules.model import Matcher, Rule
 from .callrules.paths import PathPattern
 from .callrules.specifiers import AnyCall, ShellMatcher
 from .callrules.urls import DomainPattern, HostPattern, IpPattern, UrlGlob
-from .callrules.wordglob import STAR
+from .callrules.wordglob import STAR, PatternItem
 from .callrules.wrappers import basename
 
 WRAPPERS = frozenset({"timeout", "nice", "nohup", "env", "command", "time"})
@@ -87,9 +87,9 @@ def never_matching(rule: Rule) -> NeverMatches | None:
     return None
 
 
-def _after_wrapper_options(items: tuple[object, ...]) -> str | None:
+def _after_wrapper_options(items: tuple[PatternItem, ...]) -> str | None:
     """`nohup rm *` -> `rm *`; None when the wrapped command is not written literally."""
-    words = ["*" if item is STAR else item.render() for item in items]  # type: ignore[attr-defined]
+    words = ["*" if item is None else item.render() for item in items]
     while words and (words[0].startswith("-") or words[0][:1].isdigit() or "=" in words[0]):
         words = words[1:]
     if not words or words[0] == "*" or "*" in words[0]:

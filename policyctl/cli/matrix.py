@@ -66,9 +66,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 WITH_CALL_RULES = "ok+"
 
 
-def _cell(res: Resolution, tool: str) -> str:
+def _cell(res: Resolution, tool: str, ruled: dict[str, list[str]]) -> str:
     if res.is_allowed(tool):
-        return WITH_CALL_RULES if res.has_call_rules(tool) else "ok"
+        return WITH_CALL_RULES if tool in ruled else "ok"
     removal = res.removal(tool)
     return "-" if removal is None else ("C" if removal.stage == 0 else f"L{removal.stage}")
 
@@ -145,9 +145,10 @@ def run(args: argparse.Namespace) -> int:
 
     def row(cell: MatrixContext) -> tuple[MatrixContext, list[str]]:
         res = resolve(policy, cell.context, require_tools=False)
-        cells = [_cell(res, t) for t in tools]
-        if WITH_CALL_RULES in cells:
-            call_rules[cell.label] = _call_rule_layers(res, tools)
+        ruled = _call_rule_layers(res, tools) if policy.has_call_rules else {}
+        cells = [_cell(res, t, ruled) for t in tools]
+        if ruled:
+            call_rules[cell.label] = ruled
         return cell, cells
 
     rows = [row(dims.context_at(i)) for i in picked]

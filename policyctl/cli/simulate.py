@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..callcorpus import RecordedCall
     from ..context import RunContext
     from ..resolution import Resolution
+    from ..runtime.loopdetect import LoopDetector
 
 HELP = (
     "replay recorded tool calls against a policy: allowed, refused (where), denied or asked "
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 VERDICTS = ("allowed", "refused", "denied", "ask", "vetoed")
 
 
-def _decide(call: RecordedCall, res: Resolution, loop: Any) -> dict[str, Any]:
+def _decide(call: RecordedCall, res: Resolution, loop: LoopDetector) -> dict[str, Any]:
     from ..calldecisions import describe
     from ..callrules import Effect
     from ..explain import decide_tool
