@@ -100,7 +100,7 @@ def _decide(call: RecordedCall, res: Resolution, loop: LoopDetector) -> dict[str
     from ..callrules import Effect
     from ..explain import decide_tool
 
-    name, params = call.tool, call.args
+    name, params = call.tool, dict(call.args)
     row: dict[str, Any] = {"line": call.line, "tool": name}
     if not res.is_allowed(name):
         loop.observe(name, params, known=False)
