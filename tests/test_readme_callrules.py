@@ -162,3 +162,11 @@ def test_every_code_the_section_names_is_registered() -> None:
         named |= {f"PC{n}" for n in range(int(low), int(high) + 1)}
     assert named >= {"PC356", "PC365", "PC470", "PC471", "PC472"}
     assert named <= set(CODES)
+
+
+def test_a_relative_path_without_a_workspace_is_not_analysed(tmp_path: Path) -> None:
+    assert "without them, a relative path" in SECTION
+    res = resolve(policy_from(tmp_path, block_after("call-rules:policy")), RunContext())
+    verdict = res.decide_call("read", {"path": "src/app.py"}).verdict
+    assert verdict.effect.label == "deny" and verdict.reason.value == "cannot be analysed"
+    assert verdict.entry == "callDefault"
