@@ -111,19 +111,27 @@ class CallCompiler:
     """Parses `tool(specifier)` entries for one catalog; reports problems into `problems`."""
 
     def __init__(self, catalog: Catalog, problems: list[Diagnostic]) -> None:
-        from .callrules.model import ArgumentKind, ArgumentSpec
-
         self.catalog = catalog
         self.problems = problems
-        self.specs: Mapping[str, ArgumentSpec] = MappingProxyType(
-            {
-                t.id: ArgumentSpec(ArgumentKind(t.argument_kind), t.argument_key, t.cwd_key)
-                for t in catalog.tools
-                if t.argument_kind is not None
-            }
-        )
+        self._specs: Mapping[str, ArgumentSpec] | None = None
         #: whether some scope has call rules (`CompiledPolicy.has_call_rules`)
         self.used = False
+
+    @property
+    def specs(self) -> Mapping[str, ArgumentSpec]:
+        """The catalog's argument kinds, read on first use (a policy without call rules never
+        loads the call-rule core)."""
+        if self._specs is None:
+            from .callrules.model import ArgumentKind, ArgumentSpec
+
+            self._specs = MappingProxyType(
+                {
+                    t.id: ArgumentSpec(ArgumentKind(t.argument_kind), t.argument_key, t.cwd_key)
+                    for t in self.catalog.tools
+                    if t.argument_kind is not None
+                }
+            )
+        return self._specs
 
     def rules(
         self, text: str, effect_name: ListName, source: Source | None, path: str
