@@ -108,6 +108,30 @@ def deciding_layers(decision: CallDecision) -> list[Verdict]:
     return out
 
 
+def _unknown_names(res: Resolution, tool: str, decided_by: int | str | None) -> list[str]:
+    from .diagnostics import did_you_mean
+
+    out = []
+    names = res.inventory.names
+    if tool not in names:
+        near = did_you_mean(tool, list(names))
+        hint = f'; did you mean "{near}"?' if near else ""
+        out.append(f'no tool "{tool}" in this run\'s inventory{hint}')
+    if isinstance(decided_by, int) and not 1 <= decided_by <= len(LAYERS):
+        out.append(f"decidedBy {decided_by}: layers are numbered 1 to {len(LAYERS)}")
+    elif isinstance(decided_by, str):
+        text = decided_by.strip()
+        known = [spec.name for spec in LAYERS]
+        if text.lower() not in known and text not in {t.label for t in res.layers}:
+            near = did_you_mean(text, known)
+            hint = f'did you mean "{near}"? ' if near else ""
+            out.append(
+                f'decidedBy "{text}" names no layer: {hint}write a layer number (1-11), a '
+                f"name ({', '.join(known)}) or a label from the trail"
+            )
+    return out
+
+
 def check_call(
     res: Resolution,
     tool: str,
@@ -115,11 +139,17 @@ def check_call(
     expect: str,
     decided_by: int | str | None = None,
 ) -> tuple[CallDecision, list[str]]:
-    """The run's decision for one call and, when it is not what the test says, why not."""
+    """The run's decision for one call and, when it is not what the test says, why not.
+
+    A tool the run's inventory does not have, or a `decidedBy` that names no layer, is a
+    failure of its own: a typo must not pass as "denied" or never match."""
     decision = res.decide_call(tool, args)
     verdict = decision.verdict
     failures: list[str] = []
     shown = call_text(tool, args)
+    unknown = _unknown_names(res, tool, decided_by)
+    if unknown:
+        return decision, unknown
     if verdict.effect is not EFFECTS[expect]:
         failures.append(f"expected {shown} to be {expect}, but it is {describe(verdict)}")
     elif decided_by is not None and not any(

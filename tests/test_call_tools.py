@@ -299,3 +299,28 @@ def test_coverage_counts_the_call_rules_that_decided_a_call(tmp_path: Path) -> N
     never = {e.raw for e in result.uncovered()}
     assert {"exec(rm *)", "read(**/.env)"} <= never
     assert not never & {"exec(sudo *)", "exec(git push *)", "exec(git *)"}
+
+
+def test_a_misspelt_tool_or_layer_fails_instead_of_passing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path, "p.yaml", POLICY)
+    test = write(
+        tmp_path,
+        "p.test.yaml",
+        """\
+        policy: p.yaml
+        cases:
+          - name: typos
+            context: {agent: coder}
+            calls:
+              - {tool: exce, args: {command: rm -rf x}, expect: deny}
+              - {tool: exec, args: {command: rm -rf x}, expect: deny, decidedBy: globl}
+              - {tool: exec, args: {command: rm -rf x}, expect: deny, decidedBy: 12}
+        """,
+    )
+    code, out, _ = run(capsys, "test", str(test))
+    assert code == 1
+    assert 'no tool "exce" in this run\'s inventory; did you mean "exec"?' in out
+    assert 'decidedBy "globl" names no layer: did you mean "global"?' in out
+    assert "decidedBy 12: layers are numbered 1 to 11" in out
