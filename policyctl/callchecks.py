@@ -94,8 +94,12 @@ def call_rule_checks(policy: CompiledPolicy, matrix: Matrix) -> list[Diagnostic]
                 )
             )
     out.extend(_never_deciding(policy, matrix, every))
-    # a rule the sandbox or subagent layer reuses from its scope is reported once
-    return list(dict.fromkeys(out))
+    # a rule the sandbox or subagent layer reuses from its scope is reported once, at its
+    # own file:line:col
+    unique: dict[tuple[str, str], Diagnostic] = {}
+    for d in out:
+        unique.setdefault((d.code, str(d.source)), d)
+    return list(unique.values())
 
 
 def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterator[Diagnostic]:
