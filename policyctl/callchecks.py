@@ -118,7 +118,8 @@ def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterat
                 f"scope, which wins",
                 allow.source,  # type: ignore[arg-type]
                 lp.scope,
-                f'remove "{allow.entry}", or narrow "{hit.entry}"',
+                f'narrow "{hit.entry}", or write the allow so that it admits calls the '
+                f"{effect} does not meet (it also admits {allow.tool} by name at this layer)",
             )
             break
 
