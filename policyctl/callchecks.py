@@ -131,10 +131,16 @@ def _never_deciding(
     if matrix.sampled:
         return
     seen: set[str] = set()
+    # the compiled ToolCallRules are shared by every run whose layer applies them: each is
+    # read once (a policy with thousands of rules and contexts stays linear)
+    read: dict[int, ToolCallRules] = {}
     for cell in matrix.contexts:
         res = resolve(policy, cell.context, require_tools=False)
         for layer in res.call_layers:
             for rules in layer.tools.values():
+                if id(rules) in read:
+                    continue
+                read[id(rules)] = rules  # kept alive: no id is reused
                 for rule in (*rules.deny, *rules.ask, *rules.allow):
                     seen.add(_where(rule))
     for lp, rule in every:
