@@ -55,7 +55,11 @@ def describe(verdict: Verdict) -> str:
     if verdict.reason is Reason.NO_CALL_RULES and verdict.layer is None:
         return f"{effect}: no call rules for {verdict.tool} in this run"
     parts = [effect]
-    if verdict.entry is not None:
+    if verdict.reason is Reason.CALL_DEFAULT:
+        parts.append("by callDefault (no rule matched)")
+    elif verdict.reason is Reason.UNANALYSABLE:
+        parts.append("by callDefault (the call cannot be analysed)")
+    elif verdict.entry is not None:
         parts.append(f'by "{verdict.entry}" ({verdict.reason.value})')
     else:
         parts.append(f"({verdict.reason.value})")
