@@ -144,6 +144,7 @@ def test_simulate_reports_calls_that_call_rules_deny_or_ask(
     assert [r["verdict"] for r in rows] == ["allowed", "ask", "denied", "denied", "allowed"]
     assert rows[2]["decidedBy"]["entry"] == "exec(sudo *)"
     assert rows[2]["decidedBy"]["source"].endswith("p.yaml:4:24")
+    assert rows[3]["context"]["agent"] == "coder" and "context" not in rows[4]
 
 
 def test_simulate_refuses_a_bad_corpus_with_its_location(

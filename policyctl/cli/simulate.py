@@ -102,6 +102,8 @@ def _decide(call: RecordedCall, res: Resolution, loop: LoopDetector) -> dict[str
 
     name, params = call.tool, dict(call.args)
     row: dict[str, Any] = {"line": call.line, "tool": name}
+    if call.context is not None:  # decided in its own context: say which
+        row["context"] = res.context.to_json()
     if not res.is_allowed(name):
         loop.observe(name, params, known=False)
         decision = decide_tool(res, name)
