@@ -4,7 +4,8 @@ never decide a call (contract section 9). Each is a warning at the entry's file:
 - PC470: a shell specifier whose command word the analysis never leaves in place (shells,
   `eval`/`source`, reserved words, wrappers with a command after them: `callcover`).
 - PC471: an allow specifier every call of which a deny (or ask) specifier of the same layer
-  policy also meets: the deny wins, the allow never decides a call there.
+  policy also meets: the deny wins, the allow never decides a call there; likewise an ask
+  specifier a deny of the same layer covers.
 - PC472: a specifier that decides no call in any context of the matrix: its tool is not
   allowed wherever its list applies (or its list never applies). Checked only on the whole
   matrix: a sample cannot show "in no context".
@@ -122,6 +123,18 @@ def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterat
                 f"{effect} does not meet (it also admits {allow.tool} by name at this layer)",
             )
             break
+    for ask in rules.ask:
+        hit = next((r for r in rules.deny if covers(r.matcher, ask.matcher)), None)
+        if hit is None or not _written(ask, catalog):
+            continue
+        yield Diagnostic.make(
+            "PC471",
+            f'ask "{ask.entry}" in {lp.scope} never asks: every call it meets is refused by '
+            f'deny "{hit.entry}" ({_where(hit)}) in the same scope, which wins',
+            ask.source,  # type: ignore[arg-type]
+            lp.scope,
+            f'remove "{ask.entry}", or narrow "{hit.entry}"',
+        )
 
 
 def _never_deciding(

@@ -653,10 +653,10 @@ CODES: dict[str, CodeInfo] = _codes(
     (
         "PC471",
         W,
-        "allow specifier shadowed at its layer",
+        "specifier shadowed at its layer",
         "Every call an allow specifier admits is also met by a deny (or ask) specifier of the "
-        "same layer, which wins: the allow never decides a call there. Remove it, or narrow "
-        "the deny.",
+        "same layer, which wins: the allow never decides a call there (and an ask a deny of "
+        "the same layer covers never asks). Narrow the deny, or rewrite the shadowed rule.",
     ),
     (
         "PC472",

@@ -96,3 +96,18 @@ def test_a_rule_reached_in_one_context_decides(tmp_path: Path) -> None:
         """,
     )
     assert not [c for c in found if c.startswith("PC472")], found
+
+
+def test_an_ask_a_same_scope_deny_covers_is_reported(tmp_path: Path) -> None:
+    found = codes(
+        tmp_path,
+        """\
+        catalog: openclaw
+        tools:
+          profile: coding
+          deny: ["exec(git *)"]
+          ask: ["exec(git push *)", "exec(npm publish *)"]
+        """,
+    )
+    hits = [c for c in found if c.startswith("PC471")]
+    assert len(hits) == 1 and 'ask "exec(git push *)"' in hits[0] and "never asks" in hits[0]
