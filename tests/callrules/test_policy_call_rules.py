@@ -326,3 +326,44 @@ def test_a_policy_without_call_rules_never_loads_the_call_rule_core() -> None:
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_has_call_rules_counts_redirections_of_a_shell_tool(make_policy: MakePolicy) -> None:
+    # without write in the run, `echo x > f` through exec is refused: exec has call rules
+    res = run(make_policy("tools:\n  deny: [write, apply_patch]\n"))
+    assert res.call_layers == ()
+    assert res.has_call_rules("exec") and not res.has_call_rules("read")
+    assert decide(res, "exec", command="echo x > f") == "deny"
+    assert decide(res, "exec", command="echo x") == "allow"
+    with_write = run(make_policy('tools:\n  deny: ["write(/etc/**)"]\n'))
+    assert with_write.has_call_rules("exec")
+    assert decide(with_write, "exec", command="echo x > /etc/passwd") == "deny"
+    assert decide(with_write, "exec", command="echo x > /tmp/f") == "allow"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "column"),
+    [
+        ("policy.toml", "[tools]\ndeny = ['read(!x)']\n", 15),
+        ("policy.toml", '[tools]\ndeny = ["read(!x)"]\n', 15),
+        ("policy.json", '{"tools":\n {"deny": ["read(!x)"]}}\n', 18),
+        ("policy.yaml", "tools:\n  deny:\n    - read(!x)\n", 12),
+    ],
+)
+def test_specifier_errors_point_at_the_character_in_every_format(
+    make_policy: MakePolicy, name: str, text: str, column: int
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy(text, name=name)
+    [diag] = [d for d in info.value.diagnostics if d.code == "PC352"]
+    assert diag.source is not None and diag.source.column == column
+
+
+def test_unknown_plain_ask_entries_are_warned_about(make_policy: MakePolicy) -> None:
+    res = run(make_policy("tools:\n  ask: [group:fs, exce]\n"))
+    [warning] = [w for w in res.warnings if w.code == "PC460"]
+    assert "exce" in warning.message and warning.source is not None
+    assert warning.source.line == 2
+    assert not [
+        w for w in run(make_policy("tools:\n  ask: [exec]\n")).warnings if w.code == "PC460"
+    ]
