@@ -1,5 +1,5 @@
 """validate's call-rule checks: rules that can never match, allows a deny shadows, rules that
-never decide a call (contract section 9). Each is a warning at the entry's file:line:col.
+never decide a call (contract section 9), each at the entry's file:line:col.
 
 - PC470: a shell specifier whose command word the analysis never leaves in place (shells,
   `eval`/`source`, reserved words, wrappers with a command after them: `callcover`).
@@ -10,18 +10,20 @@ never decide a call (contract section 9). Each is a warning at the entry's file:
   allowed wherever its list applies (or its list never applies). Checked only on the whole
   matrix: a sample cannot show "in no context".
 
-Unparsable specifiers are compile errors (PC350-PC357), reported before these run.
+Unparsable specifiers are compile errors (PC350-PC357), reported before these run. The
+findings are warnings, errors under `--strict`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from .callcover import covers, never_matching
 from .callrules.model import Rule, ToolCallRules
 from .catalog import Catalog
 from .compile import CompiledPolicy, LayerPolicy
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Severity
 from .matrix import Matrix, tools_scopes
 from .names import normalize
 from .resolve import resolve
@@ -73,7 +75,11 @@ def _where(rule: Rule) -> str:
     return str(rule.source) if rule.source is not None else "?"
 
 
-def call_rule_checks(policy: CompiledPolicy, matrix: Matrix) -> list[Diagnostic]:
+def call_rule_checks(
+    policy: CompiledPolicy, matrix: Matrix, *, strict: bool = False
+) -> list[Diagnostic]:
+    """The findings, warnings (errors under `--strict`: a rule that never does what it says
+    is as much a mistake as an entry that names nothing)."""
     if not policy.has_call_rules:
         return []
     out: list[Diagnostic] = []
@@ -100,7 +106,10 @@ def call_rule_checks(policy: CompiledPolicy, matrix: Matrix) -> list[Diagnostic]
     unique: dict[tuple[str, str], Diagnostic] = {}
     for d in out:
         unique.setdefault((d.code, str(d.source)), d)
-    return list(unique.values())
+    findings = list(unique.values())
+    if strict:
+        findings = [replace(d, severity=Severity.ERROR) for d in findings]
+    return findings
 
 
 def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterator[Diagnostic]:

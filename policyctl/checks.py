@@ -274,7 +274,7 @@ def check_policy(
     if policy.has_call_rules:  # the call-rule core loads only for policies that use it
         from .callchecks import call_rule_checks
 
-        out.extend(call_rule_checks(policy, matrix))
+        out.extend(call_rule_checks(policy, matrix, strict=strict))
     # an alsoAllow list is read twice (profile layer, and its own scope): report it once
     return list(dict.fromkeys(out))
 

@@ -23,10 +23,11 @@ agents:
 """
 
 
-def codes(tmp_path: Path, text: str, max_contexts: int = 2000) -> list[str]:
+def codes(tmp_path: Path, text: str, max_contexts: int = 2000, strict: bool = False) -> list[str]:
     path = tmp_path / "p.yaml"
     path.write_text(textwrap.dedent(text), encoding="utf-8")
-    return [f"{d.code} {d.message}" for d in validate_path(str(path), max_contexts=max_contexts)]
+    found = validate_path(str(path), max_contexts=max_contexts, strict=strict)
+    return [f"{d.code} {d.severity.value} {d.message}" for d in found]
 
 
 def test_working_call_rules_raise_nothing(tmp_path: Path) -> None:
@@ -111,3 +112,14 @@ def test_an_ask_a_same_scope_deny_covers_is_reported(tmp_path: Path) -> None:
     )
     hits = [c for c in found if c.startswith("PC471")]
     assert len(hits) == 1 and 'ask "exec(git push *)"' in hits[0] and "never asks" in hits[0]
+
+
+def test_the_findings_are_errors_under_strict(tmp_path: Path) -> None:
+    text = """\
+    catalog: openclaw
+    tools:
+      profile: coding
+      deny: ["exec(nohup *)"]
+    """
+    assert [c for c in codes(tmp_path, text) if c.startswith("PC470 warning")]
+    assert [c for c in codes(tmp_path, text, strict=True) if c.startswith("PC470 error")]
