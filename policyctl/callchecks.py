@@ -16,7 +16,7 @@ findings are warnings, errors under `--strict`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from .callcover import covers, never_matching
@@ -25,6 +25,7 @@ from .catalog import Catalog
 from .compile import CompiledPolicy, LayerPolicy
 from .diagnostics import Diagnostic, Severity
 from .matrix import Matrix, tools_scopes
+from .matrixwalk import DistinctRun
 from .names import normalize
 from .resolve import resolve
 
@@ -76,7 +77,11 @@ def _where(rule: Rule) -> str:
 
 
 def call_rule_checks(
-    policy: CompiledPolicy, matrix: Matrix, *, strict: bool = False
+    policy: CompiledPolicy,
+    matrix: Matrix,
+    *,
+    strict: bool = False,
+    runs: Sequence[DistinctRun] | None = None,
 ) -> list[Diagnostic]:
     """The findings, warnings (errors under `--strict`: a rule that never does what it says
     is as much a mistake as an entry that names nothing)."""
@@ -100,7 +105,7 @@ def call_rule_checks(
                     found.fix,
                 )
             )
-    out.extend(_never_deciding(policy, matrix, every))
+    out.extend(_never_deciding(policy, matrix, every, runs))
     # a rule the sandbox or subagent layer reuses from its scope is reported once, at its
     # own file:line:col
     unique: dict[tuple[str, str], Diagnostic] = {}
@@ -147,7 +152,10 @@ def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterat
 
 
 def _never_deciding(
-    policy: CompiledPolicy, matrix: Matrix, every: Iterable[tuple[LayerPolicy, Rule]]
+    policy: CompiledPolicy,
+    matrix: Matrix,
+    every: Iterable[tuple[LayerPolicy, Rule]],
+    runs: Sequence[DistinctRun] | None,
 ) -> Iterator[Diagnostic]:
     """Rules no context's call layers hold: their tool is never allowed where they apply."""
     if matrix.sampled:
@@ -156,8 +164,13 @@ def _never_deciding(
     # the compiled ToolCallRules are shared by every run whose layer applies them: each is
     # read once (a policy with thousands of rules and contexts stays linear)
     read: dict[int, ToolCallRules] = {}
-    for cell in matrix.contexts:
-        res = resolve(policy, cell.context, require_tools=False)
+    # contexts whose layers apply the same policies have the same call layers (matrixwalk)
+    resolutions = (
+        (run.resolution for run in runs)
+        if runs is not None
+        else (resolve(policy, cell.context, require_tools=False) for cell in matrix.contexts)
+    )
+    for res in resolutions:
         for layer in res.call_layers:
             for rules in layer.tools.values():
                 if id(rules) in read:
