@@ -260,7 +260,7 @@ class Resolver:
         if answer is None:
             answer = self._answer(ctx, cache)
             cache.answers.put(ctx, answer)
-        res = Resolution(answer, self.policy)
+        res = Resolution(answer, self.policy, ctx)
         if require_tools and answer.emptied:
             raise NoCallableToolsError(res, answer.emptied)
         return res

@@ -1,0 +1,170 @@
+"""Call rules written in policy files: compiled, resolved and decided (contract sections 1-4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MakePolicy, run
+
+from policyctl import PolicyError
+from policyctl.callrules import Effect
+from policyctl.pipeline.result import Resolution
+
+CONTRACT_EXAMPLE = """
+tools:
+  deny:  ["exec(rm *)", "exec(sudo *)", "read(**/.env)", "web_fetch(domain:*.internal)"]
+  ask:   ["exec(git push *)"]
+  allow: ["exec(git *)", "exec(npm run test *)", read, "web_fetch(domain:docs.python.org)"]
+  callDefault: deny
+"""
+
+
+def decide(res: Resolution, tool: str, **args: Any) -> str:
+    return res.decide_call(tool, args).effect.label
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expect"),
+    [
+        ("exec", {"command": "git status"}, "allow"),
+        ("exec", {"command": "git push origin main"}, "ask"),
+        ("exec", {"command": "rm -rf /"}, "deny"),
+        ("exec", {"command": "sudo ls"}, "deny"),
+        ("exec", {"command": "ls"}, "deny"),  # callDefault: admitted by specifiers only
+        ("exec", {"command": "git log && rm -rf x"}, "deny"),
+        ("exec", {"command": "npm run test -- -x"}, "allow"),
+        ("read", {"path": "src/main.py"}, "allow"),  # plain name in allow
+        ("read", {"path": "deep/down/.env"}, "deny"),
+        ("web_fetch", {"url": "https://docs.python.org/3/"}, "allow"),
+        ("web_fetch", {"url": "https://api.corp.internal/x"}, "deny"),
+        ("web_fetch", {"url": "https://example.com/"}, "deny"),
+    ],
+)
+def test_contract_example_decides_calls(
+    make_policy: MakePolicy, tmp_path: Path, tool: str, args: dict[str, Any], expect: str
+) -> None:
+    res = run(make_policy(CONTRACT_EXAMPLE), workspace=str(tmp_path))
+    assert res.decide_call(tool, args).effect.label == expect
+
+
+def test_names_first_allow_specifier_admits_and_deny_specifier_keeps(
+    make_policy: MakePolicy,
+) -> None:
+    res = run(make_policy(CONTRACT_EXAMPLE))
+    # allow specifiers admit exec and web_fetch by name; deny specifiers removed nothing
+    assert {"exec", "read", "web_fetch"} <= set(res.allowed)
+    assert "write" not in res.allowed
+    only_deny = run(make_policy('tools:\n  deny: ["exec(rm *)"]\n'))
+    assert "exec" in only_deny.allowed
+    assert decide(only_deny, "exec", command="rm -r x") == "deny"
+    assert decide(only_deny, "exec", command="ls") == "allow"
+
+
+def test_plain_deny_still_removes_and_call_rules_never_bring_it_back(
+    make_policy: MakePolicy,
+) -> None:
+    res = run(make_policy('tools:\n  deny: [exec]\n  allow: ["exec(git *)", read]\n'))
+    assert "exec" not in res.allowed
+    assert decide(res, "exec", command="git status") == "deny"
+
+
+def test_ask_plain_name_asks_every_call(make_policy: MakePolicy) -> None:
+    res = run(make_policy('tools:\n  deny: ["exec(rm *)"]\n  ask: [exec]\n'))
+    assert decide(res, "exec", command="ls") == "ask"
+    assert decide(res, "exec", command="rm x") == "deny"
+    assert "exec" in res.allowed
+
+
+def test_ask_group_expands(make_policy: MakePolicy) -> None:
+    res = run(make_policy("tools:\n  ask: [group:fs]\n"))
+    assert decide(res, "read", path="/x") == "ask"
+    assert decide(res, "write", path="/x") == "ask"
+    assert decide(res, "exec", command="ls") == "allow"
+
+
+def test_call_default_ask(make_policy: MakePolicy) -> None:
+    res = run(make_policy('tools:\n  allow: ["exec(git *)"]\n  callDefault: ask\n'))
+    assert decide(res, "exec", command="git diff") == "allow"
+    assert decide(res, "exec", command="make") == "ask"
+    assert res.decide_call("exec", {"command": "make"}).verdict.entry == "callDefault"
+
+
+def test_plain_name_beside_specifier_allows_unmatched_calls(make_policy: MakePolicy) -> None:
+    res = run(make_policy('tools:\n  allow: ["exec(git *)", exec]\n'))
+    assert decide(res, "exec", command="make") == "allow"
+
+
+def test_decision_carries_layer_entry_and_location(make_policy: MakePolicy) -> None:
+    policy = make_policy(CONTRACT_EXAMPLE)
+    verdict = run(policy).decide_call("exec", {"command": "git push origin main"}).verdict
+    assert verdict.effect is Effect.ASK
+    assert verdict.layer == "tools.allow"
+    assert verdict.entry == "exec(git push *)"
+    assert str(verdict.source).endswith("policy.yaml:4:11")
+    assert verdict.subject == "git push origin main"
+
+
+def test_has_call_rules_and_call_layers(make_policy: MakePolicy) -> None:
+    res = run(make_policy(CONTRACT_EXAMPLE))
+    assert res.has_call_rules("exec") and res.has_call_rules("read")
+    assert not res.has_call_rules("skills_read")
+    assert [layer.label for layer in res.call_layers] == ["tools.allow"]
+    none = run(make_policy("tools:\n  deny: [browser]\n"))
+    assert none.call_layers == ()
+    assert not none.has_call_rules("read")
+
+
+def test_call_rules_only_for_allowed_tools(make_policy: MakePolicy) -> None:
+    res = run(make_policy('tools:\n  deny: ["write(/etc/**)", write]\n'))
+    assert res.call_layers == ()
+
+
+@pytest.mark.parametrize(
+    ("entries", "code", "column"),
+    [
+        ('["exec(rm *"]', "PC350", 20),  # where the ")" is missing
+        ('["read(!x)"]', "PC352", 16),  # the "!"
+        ('["web_fetch(domain:example.*)"]', "PC353", None),
+        ('["group:fs(./x)"]', "PC357", 11),
+        ('["ex*(x)"]', "PC357", 11),
+        ('["myplugin_tool(ls -l)"]', "PC354", None),
+    ],
+)
+def test_bad_specifier_is_located_inside_the_entry(
+    make_policy: MakePolicy, entries: str, code: str, column: int | None
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy(f"tools:\n  deny: {entries}\n")
+    found = [d for d in info.value.diagnostics if d.code == code]
+    assert found, [str(d) for d in info.value.diagnostics]
+    assert found[0].source is not None and found[0].source.line == 2
+    if column is not None:
+        assert found[0].source.column == column
+    assert found[0].source.column > 10  # past the opening quote, inside the entry
+
+
+def test_specifier_in_also_allow_is_an_error_with_a_fix(make_policy: MakePolicy) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy('tools:\n  profile: coding\n  alsoAllow: ["exec(git *)"]\n')
+    [diag] = [d for d in info.value.diagnostics if d.code == "PC356"]
+    assert diag.fix is not None and "allow" in diag.fix
+    assert diag.source is not None and diag.source.line == 3
+
+
+def test_hidden_characters_in_a_specifier_are_refused(make_policy: MakePolicy) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy('tools:\n  deny: ["exec(rm\\u200b *)"]\n')
+    assert "PC301" in {d.code for d in info.value.diagnostics}
+
+
+def test_alias_in_tool_part(make_policy: MakePolicy) -> None:
+    res = run(make_policy('tools:\n  deny: ["bash(rm *)"]\n'))
+    assert decide(res, "exec", command="rm x") == "deny"
+
+
+def test_commands_are_case_sensitive_in_specifiers(make_policy: MakePolicy) -> None:
+    res = run(make_policy('tools:\n  deny: ["exec(RM *)"]\n'))
+    assert decide(res, "exec", command="RM x") == "deny"
+    assert decide(res, "exec", command="rm x") == "allow"
