@@ -18,7 +18,7 @@ decides their calls by the translated rules:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..diagnostics import Diagnostic, Source
@@ -28,6 +28,12 @@ Effect = Literal["allow", "ask", "deny"]
 EFFECTS: tuple[Effect, ...] = ("deny", "ask", "allow")
 #: how long a quoted source text may be in a comment (the rest is cut, marked with ...)
 QUOTE_MAX = 100
+
+
+def finding(code: str, message: str, source: Source | None, fix: str | None = None) -> Diagnostic:
+    """An import finding. The source line is never quoted: settings files hold credentials
+    (Claude Code's `env`, `apiKeyHelper`), and a finding must not print them."""
+    return replace(Diagnostic.make(code, message, source, fix=fix), quote=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,19 @@ class CallImport:
 
     def add(self, effect: Effect, entry: str, origin: Origin) -> None:
         self.entries.append(Translated(effect, entry, origin))
+
+    def note_unlisted_servers(self) -> None:
+        """An MCP server only ever named by a glob gets a stub with no tools: say so."""
+        for server, tools in self.mcp_servers.items():
+            if not tools:
+                self.findings.append(
+                    finding(
+                        "PC129",
+                        f"inventory.mcp.{printable_line(server)}: no rule names one of its "
+                        "tools; list them there so its entries resolve",
+                        None,
+                    )
+                )
 
 
 @dataclass

@@ -27,13 +27,13 @@ import re
 from typing import Any
 
 from ..callrules import ArgumentKind, ArgumentSpec, Effect, SpecifierError, compile_rule
-from ..diagnostics import Diagnostic, Source, did_you_mean
+from ..diagnostics import Source, did_you_mean
 from ..located import LocMap, LocSeq
 from ..names import fold, mcp_tool_name
-from .calls import CallImport, Origin
+from .calls import CallImport, Origin, finding
 
 SOURCE = "Claude Code"
-_RULE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)(?:\((.*)\))?\Z", re.S)
+_RULE = re.compile(r"([A-Za-z_][A-Za-z0-9_*-]*)(?:\((.*)\))?\Z", re.S)
 _LISTS = ("deny", "ask", "allow")
 _EFFECT = {"deny": Effect.DENY, "ask": Effect.ASK, "allow": Effect.ALLOW}
 #: Claude Code tools with no policyctl catalog equivalent (reported, never guessed)
@@ -77,7 +77,7 @@ class _Claude:
     # -- findings --------------------------------------------------------------------------
 
     def find(self, code: str, message: str, src: Source | None, fix: str | None = None) -> None:
-        self.imp.findings.append(Diagnostic.make(code, message, src, fix=fix))
+        self.imp.findings.append(finding(code, message, src, fix))
 
     def spec_for(self, tool: str) -> ArgumentSpec:
         row = self.catalog.by_id[tool]
@@ -99,6 +99,10 @@ class _Claude:
                 return False
         self.imp.add(effect, entry, origin)  # type: ignore[arg-type]
         return True
+
+    def add_all(self, effect: str, entries: list[str], origin: Origin) -> bool:
+        """Every entry, or none past the first that fails (one report per rule)."""
+        return all(self.add_checked(effect, entry, origin) for entry in entries)
 
     # -- one rule ----------------------------------------------------------------------------
 
@@ -129,18 +133,16 @@ class _Claude:
                 src,
             )
         elif spec is None or spec.strip() == "*":
-            for target in self.plain[tool]:
-                self.add_checked(effect, target, origin)
+            self.add_all(effect, self.plain[tool], origin)
         elif tool == "Bash":
             self.shell_rule(effect, spec, origin)
         elif tool in ("Read", "Edit", "MultiEdit", "Write"):
             targets = self.read_paths if tool == "Read" else self.plain[tool]
             for pattern in self.path_patterns(effect, spec, origin):
-                for target in targets:
-                    self.add_checked(effect, f"{target}({pattern})", origin)
+                if not self.add_all(effect, [f"{t}({pattern})" for t in targets], origin):
+                    break
         elif tool == "WebFetch" and spec.strip().startswith("domain:"):
-            for target in self.urls:
-                self.add_checked(effect, f"{target}({spec.strip()})", origin)
+            self.add_all(effect, [f"{t}({spec.strip()})" for t in self.urls], origin)
         else:
             self.find(
                 "PC125",
@@ -176,8 +178,7 @@ class _Claude:
                     "more commands",
                     origin.source,
                 )
-        for target in self.shell:
-            self.add_checked(effect, f"{target}({' '.join(words)})", origin)
+        self.add_all(effect, [f"{t}({' '.join(words)})" for t in self.shell], origin)
 
     def path_patterns(self, effect: str, spec: str, origin: Origin) -> list[str]:
         text = spec.strip()
@@ -328,7 +329,7 @@ def import_claude(settings: LocMap, name: str, catalog: Any) -> CallImport:
             perms.val_src.get("defaultMode"),
         )
     directories: list[tuple[str, Source | None]] = []
-    raw_dirs = perms.get("additionalDirectories", [])
+    raw_dirs = perms.get("additionalDirectories", LocSeq())
     if not isinstance(raw_dirs, LocSeq):
         c.find(
             "PC128",
@@ -351,4 +352,5 @@ def import_claude(settings: LocMap, name: str, catalog: Any) -> CallImport:
         else:
             directories.append((root, at))
     c.defaults(mode, directories)
+    c.imp.note_unlisted_servers()
     return c.imp

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..callrules import ArgumentKind, ArgumentSpec, Effect, SpecifierError, compile_rule
-from ..diagnostics import Diagnostic, Source, did_you_mean
+from ..diagnostics import Source, did_you_mean
 from ..located import LocMap, LocSeq
 from ..names import fold, mcp_tool_name
-from .calls import CallImport, Origin
+from .calls import CallImport, Origin, finding
 from .gemini_regex import Patterns, command_prefix, command_regex
 
 SOURCE = "Gemini CLI"
@@ -102,7 +102,7 @@ class _Gemini:
             self.by_role[gemini] = found
 
     def find(self, code: str, message: str, src: Source | None, fix: str | None = None) -> None:
-        self.imp.findings.append(Diagnostic.make(code, message, src, fix=fix))
+        self.imp.findings.append(finding(code, message, src, fix))
 
     def spec_for(self, tool: str) -> ArgumentSpec | None:
         row = self.catalog.by_id.get(tool)
@@ -413,5 +413,6 @@ def import_gemini(document: LocMap, name: str, catalog: Any) -> CallImport:
     for i, rule in enumerate(rules):
         g.rule(rule, i, rules.item_src[i] if i < len(rules.item_src) else None)
     g.defaults()
+    g.imp.note_unlisted_servers()
     g.imp.findings.extend(changed_effects(g.rules, catalog))
     return g.imp

@@ -22,6 +22,7 @@ from ..callrules.shell_pattern import parse_shell_pattern
 from ..callrules.wordglob import PatternItem, WordGlob
 from ..diagnostics import Diagnostic
 from ..names import Glob
+from .calls import finding
 
 RANK = {"allow": 0, "ask": 1, "deny": 2}
 MAX_COMPARISONS = 2_000_000
@@ -145,7 +146,7 @@ def changed_effects(rules: Sequence[Any], catalog: Any) -> list[Diagnostic]:
             budget -= 1
             if budget < 0:
                 out.append(
-                    Diagnostic.make(
+                    finding(
                         "PC126",
                         f"the priority analysis stopped after {MAX_COMPARISONS} comparisons: "
                         "further rules whose effect changes are not listed",
@@ -164,7 +165,7 @@ def changed_effects(rules: Sequence[Any], catalog: Any) -> list[Diagnostic]:
             out.append(_report(h, low, item, other))
             if len(out) >= MAX_REPORTED:
                 out.append(
-                    Diagnostic.make(
+                    finding(
                         "PC126",
                         f"more than {MAX_REPORTED} rules change effect: the rest are not listed",
                         h.source,
@@ -181,7 +182,7 @@ def _report(h: Any, low: Any, item: Item, other: Item) -> Diagnostic:
         else "the same priority, and Gemini CLI's rule order"
     )
     where = f"{low.source}" if low.source else f"rule #{low.index + 1}"
-    return Diagnostic.make(
+    return finding(
         "PC126",
         f"rule #{h.index + 1} ({h.effect}, priority {h.priority}) used to decide calls that "
         f"rule #{low.index + 1} at {where} ({low.effect}, priority {low.priority}) also "
