@@ -88,7 +88,7 @@ def _header(file: str, what: str, imp: CallImport) -> str:
     ]
     shown = [d for d in imp.findings if d.code in ("PC125", "PC126", "PC127")]
     if shown:
-        lines.append("Not imported exactly (stderr has each with its file:line:col):")
+        lines.append("To review: not imported exactly, or deciding differently (stderr has each):")
         for d in sorted(shown, key=lambda d: d.sort_key())[:HEADER_FINDINGS]:
             where = f"{d.source.line}:{d.source.column} " if d.source else ""
             lines.append(f"  {where}{d.code} {d.message}")
