@@ -117,6 +117,9 @@ def render(built: Built) -> str:
     yaml = YAML(typ="rt")
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 4096  # one entry per line, whatever its length
+    # entries come from the imported file: anything but ASCII is written as a \uXXXX escape, so
+    # no bidi override or line separator reaches a terminal or an editor raw
+    yaml.allow_unicode = False
     buffer = io.StringIO()
     yaml.dump(commented(built.document), buffer)
     return buffer.getvalue()

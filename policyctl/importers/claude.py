@@ -48,6 +48,9 @@ _BY_NAME = {"WebSearch": ("web_search",), "Glob": ("find_files",), "Grep": ("gre
 _LISTING = ("ls", "list_dir")
 _MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 _GLOB_CHARS = set("*?[]!\\")
+#: the blanks that separate words in a shell command (str.split would also split on U+2028)
+_BLANK = " \t"
+_WORD_GAP = re.compile("[ \t]+")
 
 
 class _Claude:
@@ -108,7 +111,7 @@ class _Claude:
 
     def rule(self, effect: str, text: str, src: Source | None) -> None:
         origin = Origin(src, text)
-        found = _RULE.match(text.strip())
+        found = _RULE.match(text.strip(_BLANK))
         if found is None:
             self.find(
                 "PC125",
@@ -132,7 +135,7 @@ class _Claude:
                 f'"{text}": catalog {self.catalog.name} has no tool {tool} maps to',
                 src,
             )
-        elif spec is None or spec.strip() == "*":
+        elif spec is None or spec.strip(_BLANK) == "*":
             self.add_all(effect, self.plain[tool], origin)
         elif tool == "Bash":
             self.shell_rule(effect, spec, origin)
@@ -141,8 +144,8 @@ class _Claude:
             for pattern in self.path_patterns(effect, spec, origin):
                 if not self.add_all(effect, [f"{t}({pattern})" for t in targets], origin):
                     break
-        elif tool == "WebFetch" and spec.strip().startswith("domain:"):
-            self.add_all(effect, [f"{t}({spec.strip()})" for t in self.urls], origin)
+        elif tool == "WebFetch" and spec.strip(_BLANK).startswith("domain:"):
+            self.add_all(effect, [f"{t}({spec.strip(_BLANK)})" for t in self.urls], origin)
         else:
             self.find(
                 "PC125",
@@ -152,10 +155,10 @@ class _Claude:
             )
 
     def shell_rule(self, effect: str, spec: str, origin: Origin) -> None:
-        pattern = spec.strip()
+        pattern = spec.strip(_BLANK)
         if pattern.endswith(":*"):
             pattern = (pattern[:-2].rstrip() + " *").lstrip()
-        words = pattern.split()
+        words = [w for w in re.split(_WORD_GAP, pattern) if w]
         glued = [i for i, w in enumerate(words) if "*" in w and w != "*"]
         if glued:
             last = len(words) - 1
@@ -181,7 +184,7 @@ class _Claude:
         self.add_all(effect, [f"{t}({' '.join(words)})" for t in self.shell], origin)
 
     def path_patterns(self, effect: str, spec: str, origin: Origin) -> list[str]:
-        text = spec.strip()
+        text = spec.strip(_BLANK)
         if text.startswith("//"):
             return [text[1:]]
         if text.startswith("~") or text.startswith("./") or text in (".", "./"):
@@ -269,7 +272,7 @@ class _Claude:
 
 def _directory(text: str) -> str | None:
     """An additionalDirectories entry as a path pattern root, or None if it has none."""
-    path = text.strip().rstrip("/") or "/"
+    path = text.strip(_BLANK).rstrip("/") or "/"
     if not path or _GLOB_CHARS & set(path) or "\n" in path:
         return None
     parts = path.split("/")

@@ -132,7 +132,7 @@ def _prefix_words(text: str, char_prefix: bool, wide: bool = False) -> str:
     """A command-text prefix -> a word pattern. `char_prefix`: the last word may continue
     (a regex prefix); else the prefix ends at a word boundary (commandPrefix). `wide`: an
     approximation that may match more (the bare command too)."""
-    words = text.split()
+    words = [w for w in text.replace("\t", " ").split(" ") if w]
     if not words:
         return "*"
     if char_prefix and not text.endswith(" "):
@@ -153,7 +153,7 @@ def _safe_prefix(text: str) -> tuple[str, bool]:
 def command_prefix(prefix: str) -> Patterns:
     """`commandPrefix = "..."`: the words, then anything."""
     text, cut = _safe_prefix(prefix)
-    if not prefix.strip():
+    if not prefix.strip(" \t"):
         return Patterns((), False, never=False, cut="an empty prefix")
     if cut:
         return Patterns((_prefix_words(text, True, wide=True),), False, cut=prefix[len(text) :])

@@ -1,0 +1,182 @@
+"""`policyctl import` of Claude Code and Gemini CLI files: malformed input is located and writes
+nothing, hostile input is capped and escaped like every other input."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from policyctl.cli.main import main
+from policyctl.settings import default_limits
+
+
+@pytest.fixture
+def run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Iterator[object]:
+    def go(name: str, text: str, *flags: str) -> tuple[int, str, str, Path]:
+        src = tmp_path / name
+        src.write_text(text, encoding="utf-8")
+        out = tmp_path / "out.yaml"
+        code = main(["import", str(src), "-o", str(out), *flags])
+        _, err = capsys.readouterr()
+        assert "Traceback" not in err
+        return code, err, out.read_text(encoding="utf-8") if out.exists() else "", src
+
+    yield go
+
+
+MALFORMED = [
+    (
+        "settings.json",
+        '{"permissions": {"allow": ["Bash(ls)" "Read"]}}',
+        ("--from", "claude"),
+        "1:",
+    ),
+    ("settings.json", '{"permissions": {"allow": "Bash(ls)"}}', (), "PC128"),
+    ("settings.json", '{"permissions": {"deny": ["Bash(rm:*)", 42]}}', (), "PC128"),
+    ("settings.json", '{"permissions": []}', ("--from", "claude"), "PC128"),
+    ("settings.json", '{"env": {}}', ("--from", "claude"), "PC128"),
+    ("settings.json", '["Bash"]', ("--from", "claude"), "PC202"),
+    ("settings.json", '{"permissions": {"additionalDirectories": "/x"}}', (), "PC128"),
+    (
+        "rules.toml",
+        '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = \n',
+        (),
+        "PC103",
+    ),
+    ("rules.toml", '[[rule]]\ntoolName = "read_file"\npriority = 1\n', (), "PC128"),
+    (
+        "rules.toml",
+        '[[rule]]\ntoolName = "read_file"\ndecision = "block"\npriority = 1\n',
+        (),
+        "PC128",
+    ),
+    (
+        "rules.toml",
+        '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 1000\n',
+        (),
+        "PC128",
+    ),
+    (
+        "rules.toml",
+        '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = "hi"\n',
+        (),
+        "PC128",
+    ),
+    (
+        "rules.toml",
+        '[[rule]]\ntoolName = "read_file"\ncommandPrefix = "git"\n'
+        'decision = "deny"\npriority = 1\n',
+        (),
+        "PC128",
+    ),
+    (
+        "rules.toml",
+        '[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = "a"\ncommandRegex = "b"\n'
+        'decision = "deny"\npriority = 1\n',
+        (),
+        "PC128",
+    ),
+    ("rules.toml", '[[rule]]\ndecision = "deny"\npriority = 1\nmodes = ["turbo"]\n', (), "PC128"),
+    ("rules.toml", 'rule = "deny everything"\n', (), "PC128"),
+    ("rules.toml", 'title = "no rules"\n', (), "PC128"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "flags", "expected"), MALFORMED, ids=lambda c: str(c))
+def test_malformed_input_is_located_and_nothing_is_written(
+    run: object, name: str, text: str, flags: tuple[str, ...], expected: str
+) -> None:
+    code, err, out, src = run(name, text, *flags)  # type: ignore[operator]
+    assert code == 2
+    assert out == ""
+    assert expected in err
+    assert f"{src}:" in err  # file:line:col
+
+
+def test_a_misplaced_priority_is_reported_where_it_is_written(run: object) -> None:
+    text = '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 1000\n'
+    _, err, _, src = run("rules.toml", text)  # type: ignore[operator]
+    assert f"{src}:4:12: PC128 rule #1: priority must be an integer from 0 to 999" in err
+
+
+def test_a_claude_file_is_recognised_by_its_content(run: object) -> None:
+    code, err, out, _ = run("anything.json", '{"permissions": {"allow": ["Bash(ls)"]}}')  # type: ignore[operator]
+    assert code == 0 and "exec(ls)" in out, err
+    # an OpenClaw config that happens to have a permissions key is still OpenClaw's
+    code, err, out, _ = run("oc.json", '{"permissions": {}, "tools": {"deny": ["exec"]}}')  # type: ignore[operator]
+    assert code == 0 and "deny:\n    - exec" in out, err
+
+
+def test_oversized_files_are_refused_like_policies(
+    run: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POLICYCTL_MAX_FILE_BYTES", "200")
+    default_limits.cache_clear()
+    try:
+        rules = json.dumps({"permissions": {"allow": [f"Bash(cmd{n})" for n in range(50)]}})
+        code, err, out, _ = run("settings.json", rules, "--from", "claude")  # type: ignore[operator]
+        assert code == 2 and "PC106" in err and out == ""
+        toml = '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 1\n' * 10
+        code, err, out, _ = run("rules.toml", toml)  # type: ignore[operator]
+        assert code == 2 and "PC106" in err and out == ""
+    finally:
+        default_limits.cache_clear()
+
+
+def test_deep_nesting_is_refused(run: object) -> None:
+    deep = '{"permissions": {"allow": [], "x": ' + "[" * 500 + "]" * 500 + "}}"
+    code, err, out, _ = run("settings.json", deep, "--from", "claude")  # type: ignore[operator]
+    assert code == 2 and "PC107" in err and out == ""
+
+
+HOSTILE = "\x1b[2J\x1b[31mok\u202e\u2028"
+
+
+def test_control_characters_never_reach_the_output_raw(run: object) -> None:
+    settings = {
+        "permissions": {
+            "allow": [f"Bash(echo {HOSTILE})", f"Read(./{HOSTILE}/**)"],
+            "deny": [f"Nope{HOSTILE}", f"mcp__srv__{HOSTILE}"],
+        },
+        HOSTILE: 1,
+    }
+    code, err, out, _ = run("settings.json", json.dumps(settings))  # type: ignore[operator]
+    assert code == 0
+    for ch in ("\x1b", "\u202e", "\u2028"):
+        assert ch not in out and ch not in err
+    document = YAML(typ="safe").load(out)  # the entries themselves survive, escaped as YAML
+    assert f"exec(echo {HOSTILE})" in document["tools"]["allow"]
+
+
+def _toml_escaped(text: str) -> str:
+    return "".join(ch if ch.isalnum() else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def test_control_characters_in_gemini_rules(run: object) -> None:
+    text = (
+        '[[rule]]\ntoolName = "run_shell_command"\n'
+        f'commandPrefix = "git{_toml_escaped(HOSTILE)}"\n'
+        'decision = "deny"\npriority = 1\ndenyMessage = "\\u001b[2J gone"\n'
+    )
+    code, err, out, _ = run("rules.toml", text)  # type: ignore[operator]
+    assert code == 0, err
+    for ch in ("\x1b", "\u202e", "\u2028"):
+        assert ch not in out and ch not in err
+
+
+def test_regexes_are_read_never_run(run: object) -> None:
+    # a catastrophic-backtracking regex and a group that expands past the alternative cap
+    huge_group = "(" + "|".join(f"c{n}" for n in range(200)) + ") (x|y)"
+    text = "".join(
+        f"[[rule]]\ntoolName = \"run_shell_command\"\ncommandRegex = '{regex}'\n"
+        f'decision = "deny"\npriority = {n}\n'
+        for n, regex in enumerate(["(a+)+$", "(a|aa)+b", huge_group])
+    )
+    code, err, out, _ = run("rules.toml", text)  # type: ignore[operator]
+    assert code == 0, err
+    document = YAML(typ="safe").load(out)
+    assert len(document["tools"]["deny"]) < 10  # cut, not expanded 400 ways
