@@ -217,6 +217,8 @@ def test_a_higher_priority_allow_over_a_deny_is_listed_with_both_locations() -> 
     [
         ((shell("git", "allow", 500), shell("git push", "deny", 100)), 1),
         ((shell("git", "deny", 500), shell("git push", "allow", 100)), 0),  # deny already won
+        ((shell("git", "allow", 500), shell("git push", "allow", 100)), 0),  # same effect
+        ((shell("git", "deny", 500), shell("git push", "deny", 100)), 0),
         ((shell("npm", "allow", 500), shell("git push", "deny", 100)), 0),  # never the same call
         ((shell("git status", "allow", 500), shell("git push", "deny", 100)), 0),
         ((shell("git", "ask_user", 500), shell("git push", "deny", 100)), 1),
