@@ -79,6 +79,7 @@ CASES: list[tuple[str, str, dict[str, list[str]], list[str], set[str]]] = [
     ("deny", "mcp__git*", {}, [], {"PC125"}),
     ("allow", "mcp__github__create_pr(repo:acme)", {}, ["github__create_pr"], {"PC125"}),
     ("deny", "Task", {}, ["task"], {"PC125"}),
+    ("deny", "NotebookEdit", {}, ["notebookedit"], {"PC125"}),
     ("allow", "bash(ls)", {}, ["exec(ls)"], {"PC125"}),
     ("allow", "Bash(git status", {}, [], {"PC125"}),
     ("deny", "Glob", {}, ["find_files"], {"PC125"}),  # the openclaw catalog has no glob tool
@@ -142,6 +143,12 @@ def test_dont_ask_refuses_what_no_allow_rule_admits() -> None:
     assert tools["allow"] == ["exec(git *)"]
     tools, _ = translate({"deny": ["Bash(rm:*)"], "defaultMode": "dontAsk"})
     assert tools["deny"][-1] == "*"  # nothing admitted at all
+
+
+def test_plan_mode_is_imported_as_default_and_said() -> None:
+    tools, findings = translate({"allow": ["Bash(ls)"], "defaultMode": "plan"})
+    assert [d.code for d in findings] == ["PC129"] and "imported as default" in findings[0].message
+    assert tools == translate({"allow": ["Bash(ls)"]})[0]
 
 
 def test_an_unknown_mode_is_reported_and_imported_as_default() -> None:

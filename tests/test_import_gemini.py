@@ -163,6 +163,15 @@ CASES: list[tuple[dict[str, Any], dict[str, list[str]], list[str], set[str]]] = 
     ({**SHELL, "subagent": "investigator"}, {}, ["exec"], {"PC125"}),
     ({"toolAnnotations": {"readOnlyHint": False}, "decision": "deny"}, {}, ["*"], {"PC125"}),
     (
+        {
+            "toolName": "write_file",
+            "safety_checker": {"type": "in-process", "name": "allowed-path"},
+        },
+        {},
+        [],
+        {"PC125"},
+    ),
+    (
         {**SHELL, "commandPrefix": "rm", "decision": "deny", "denyMessage": "no"},
         {"deny": ["exec(rm *)"]},
         [],
@@ -309,6 +318,7 @@ CALLS = [
     ("exec", {"command": "git push origin main"}, "deny"),  # the reported change
     ("exec", {"command": "npm test -- --watch"}, "allow"),
     ("exec", {"command": "npm install"}, "ask"),  # no rule: Gemini CLI asks
+    ("exec", {"command": 'npm  "test"'}, "allow"),  # words after quote removal, not raw text
     ("exec", {"command": "git status; rm -rf /"}, "deny"),
     ("read", {"path": "src/app.py"}, "allow"),  # read_file: allowed by default
     ("ls", {"path": "."}, "allow"),
@@ -341,6 +351,14 @@ def test_calls_are_decided_as_gemini_cli_decides_them(
 ) -> None:
     _, res, _ = imported
     assert res.decide_call(tool, args).verdict.effect is Effect[expected.upper()]
+
+
+def test_a_tool_gemini_cli_lacks_is_not_granted(imported: tuple[Path, Any, str]) -> None:
+    path, _, _ = imported
+    ctx = RunContext(provider="openai")  # apply_patch exists for openai models only
+    res = resolve(load_policy(str(path)), ctx, require_tools=False)
+    assert "apply_patch" not in res.allowed and "skills_read" not in res.allowed
+    assert "write" in res.allowed and "read" in res.allowed
 
 
 def test_the_change_is_on_stderr_and_in_the_header(imported: tuple[Path, Any, str]) -> None:
