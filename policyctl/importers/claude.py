@@ -290,7 +290,7 @@ def import_claude(settings: LocMap, name: str, catalog: Any) -> CallImport:
     errors: the caller writes no document then, since a rule it skipped could be a deny."""
     c = _Claude(name, catalog)
     for key in settings:
-        if key != "permissions":
+        if key not in ("permissions", "$schema"):
             what = "hooks can allow or refuse calls; " if key == "hooks" else ""
             c.find("PC129", f"{key}: {what}not imported", settings.key_src.get(key))
     perms = settings.get("permissions")
