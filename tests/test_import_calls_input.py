@@ -180,3 +180,17 @@ def test_regexes_are_read_never_run(run: object) -> None:
     assert code == 0, err
     document = YAML(typ="safe").load(out)
     assert len(document["tools"]["deny"]) < 10  # cut, not expanded 400 ways
+
+
+@pytest.mark.parametrize("name", ["claude-settings.json", "gemini-rules.toml"])
+def test_the_shipped_samples_import_into_documents_that_validate(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conftest import ROOT
+
+    from policyctl.cli.validate import validate_file
+
+    out = tmp_path / "policy.yaml"
+    assert main(["import", str(ROOT / "tests" / "data" / name), "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert not [str(d) for d in validate_file(str(out), strict=False, max_contexts=50)]

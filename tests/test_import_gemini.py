@@ -152,6 +152,12 @@ CASES: list[tuple[dict[str, Any], dict[str, list[str]], list[str], set[str]]] = 
     ),
     ({**SHELL, "commandPrefix": "ls", "interactive": False}, {}, ["exec(ls *)"], {"PC129"}),
     ({"toolName": "save_memory", "decision": "deny"}, {}, ["save_memory"], {"PC125"}),
+    (
+        {"toolName": ["save_memory", "write_file"], "decision": "deny"},
+        {"deny": ["write"]},
+        [],
+        {"PC125"},
+    ),
     ({"toolName": "read_fil", "decision": "deny"}, {}, ["read_fil"], {"PC125"}),
     ({"toolName": "glob"}, {}, ["find_files"], {"PC125"}),  # openclaw has no glob tool
     (

@@ -156,11 +156,9 @@ class _Gemini:
             return ["*"]
         out: list[str] = []
         for name in names:
-            mapped = self.tool(name, at, index)
-            if mapped is None:
-                return None
-            out.extend(mapped)
-        return out
+            # an unknown name is reported on its own; the rule still holds for the others
+            out.extend(self.tool(name, at, index) or [])
+        return out or None
 
     def tool(self, name: str, at: Source | None, index: int) -> list[str] | None:
         if name == "*":
