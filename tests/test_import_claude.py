@@ -35,6 +35,9 @@ CASES: list[tuple[str, str, dict[str, list[str]], list[str], set[str]]] = [
     ("allow", "Bash(git diff *)", {"allow": ["exec(git diff *)"]}, [], set()),
     ("allow", "Bash(npm run test)", {"allow": ["exec(npm run test)"]}, [], set()),
     ("allow", "Bash(ls*)", {"allow": ["exec(ls* *)"]}, [], set()),
+    ("deny", "Bash(*install)", {"deny": ["exec(* *install)"]}, [], set()),
+    ("allow", "Bash(* --version)", {"allow": ["exec(* --version)"]}, [], set()),
+    ("deny", "Bash(*rm*)", {"deny": ["exec(* *)"]}, [], {"PC127"}),
     ("allow", "Bash(*)", {"allow": ["exec"]}, [], set()),
     ("deny", "Bash(rm*rf)", {"deny": ["exec(rm* *)"]}, [], {"PC127"}),
     ("allow", "Bash(git*push)", {"allow": ["exec(git*push)"]}, [], {"PC127"}),
@@ -121,6 +124,14 @@ def test_tools_come_from_the_catalog(rule: str, entries: list[str]) -> None:
     tools, findings = translate({"allow": [rule]}, catalog="nanobot")
     assert set(entries) <= set(tools["allow"]), tools
     assert not [d for d in findings if d.code != "PC129"]
+
+
+def test_a_read_deny_says_which_search_tools_it_cannot_reach() -> None:
+    _, findings = translate({"deny": ["Read(./secrets/**)", "Read(.env)"]}, catalog="nanobot")
+    (note,) = [d for d in findings if d.code == "PC125"]
+    assert "find_files, grep take no path rules" in note.message and note.source is not None
+    _, findings = translate({"deny": ["Read(./secrets/**)"]})  # openclaw: no such tools
+    assert not [d for d in findings if d.code == "PC125"]
 
 
 def test_unsettled_calls_ask_and_reads_inside_the_working_directories_do_not() -> None:

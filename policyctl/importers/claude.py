@@ -58,6 +58,7 @@ class _Claude:
         self.name = name
         self.catalog = catalog
         self.imp = CallImport(SOURCE)
+        self.noted_search = False
         tools = catalog.tools
         self.shell = [t.id for t in tools if t.argument_kind == "shell"]
         self.read_paths = [t.id for t in tools if t.argument_kind == "path" and t.read_only]
@@ -141,6 +142,8 @@ class _Claude:
             self.shell_rule(effect, spec, origin)
         elif tool in ("Read", "Edit", "MultiEdit", "Write"):
             targets = self.read_paths if tool == "Read" else self.plain[tool]
+            if tool == "Read" and effect != "allow":
+                self.search_tools_note(origin)
             for pattern in self.path_patterns(effect, spec, origin):
                 if not self.add_all(effect, [f"{t}({pattern})" for t in targets], origin):
                     break
@@ -154,17 +157,41 @@ class _Claude:
                 "WebFetch takes domain:HOST" if tool == "WebFetch" else None,
             )
 
+    def search_tools_note(self, origin: Origin) -> None:
+        """Once per file: search tools without path rules read files a Read rule cannot stop."""
+        blind = [
+            t
+            for t in (*self.plain["Glob"], *self.plain["Grep"])
+            if self.catalog.by_id[t].argument_kind is None
+        ]
+        if blind and not self.noted_search:
+            self.noted_search = True
+            self.find(
+                "PC125",
+                f'"{origin.text}": Claude Code applies Read rules to its search tools too; '
+                f"{', '.join(blind)} take no path rules in catalog {self.catalog.name}, so "
+                "this rule does not reach them",
+                origin.source,
+                f"deny {' and '.join(blind)} by name if they must not read these files",
+            )
+
     def shell_rule(self, effect: str, spec: str, origin: Origin) -> None:
         pattern = spec.strip(_BLANK)
         if pattern.endswith(":*"):
             pattern = (pattern[:-2].rstrip() + " *").lstrip()
         words = [w for w in re.split(_WORD_GAP, pattern) if w]
-        glued = [i for i, w in enumerate(words) if "*" in w and w != "*"]
+        # a `*` at the start of the first word or the end of the last one is exact at word
+        # level (`*install` is `* *install`, `ls*` is `ls* *`); anywhere else it may span spaces
+        exact: set[int] = set()
+        if words and _one_star(words[0], "*" + words[0].lstrip("*")):
+            words.insert(0, "*")
+            exact.add(1)
+        if words and _one_star(words[-1], words[-1].rstrip("*") + "*"):
+            exact.add(len(words) - 1)
+            words.append("*")
+        glued = [i for i, w in enumerate(words) if "*" in w and w != "*" and i not in exact]
         if glued:
-            last = len(words) - 1
-            if glued == [last] and words[last].count("*") == 1 and words[last].endswith("*"):
-                words.append("*")  # `ls*`: the last word starts with ls, then anything
-            elif effect == "allow":
+            if effect == "allow":
                 self.find(
                     "PC127",
                     f'"{origin.text}": Claude Code\'s * may span spaces; imported as a '
@@ -268,6 +295,11 @@ class _Claude:
             for pattern in (root, f"{root.rstrip('/')}/**"):
                 for tool in inside:
                     self.add_checked("allow", f"{tool}({pattern})", origin)
+
+
+def _one_star(word: str, shape: str) -> bool:
+    """`word` has exactly one `*`, where `shape` (the word with its star moved there) has it."""
+    return word != "*" and word.count("*") == 1 and word == shape
 
 
 def _directory(text: str) -> str | None:
