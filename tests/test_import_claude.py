@@ -77,6 +77,7 @@ CASES: list[tuple[str, str, dict[str, list[str]], list[str], set[str]]] = [
     ("allow", "WebSearch", {"allow": ["web_search"]}, [], set()),
     ("allow", "mcp__github__create_pr", {"allow": ["github__create_pr"]}, [], set()),
     ("deny", "mcp__github", {"deny": ["github__*"]}, [], set()),
+    ("ask", "mcp__github", {"ask": ["github__*"], "allow": ["github__*"]}, [], set()),
     ("deny", "mcp__github__*", {"deny": ["github__*"]}, [], set()),
     ("allow", "mcp__github__get_*", {"allow": ["github__get_*"]}, [], set()),
     ("deny", "mcp__git*", {}, [], {"PC125"}),

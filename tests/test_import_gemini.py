@@ -132,6 +132,12 @@ CASES: list[tuple[dict[str, Any], dict[str, list[str]], list[str], set[str]]] = 
         set(),
     ),
     ({"mcpName": "github", "decision": "deny"}, {"deny": ["github__*"]}, [], set()),
+    (
+        {"mcpName": "github", "decision": "ask_user"},
+        {"ask": ["github__*"], "allow": ["github__*"]},
+        [],
+        set(),
+    ),
     ({"mcpName": "*", "decision": "deny"}, {"deny": ["bundle-mcp"]}, [], set()),
     ({"toolName": "mcp_github_merge_pr"}, {"allow": ["github__merge_pr"]}, [], set()),
     ({"toolName": "mcp_github_*", "decision": "deny"}, {"deny": ["github__*"]}, [], set()),

@@ -268,7 +268,12 @@ class _Claude:
     def defaults(self, mode: str, directories: list[tuple[str, Source | None]]) -> None:
         """What a call no rule settles gets, per tool, in `mode`."""
         imp = self.imp
-        mcp = [e.tool for e in imp.entries if "__" in e.tool and "*" not in e.tool]
+        # MCP tools (or whole servers) the rules name, except those only ever denied
+        mcp = [
+            e.tool
+            for e in imp.entries
+            if "__" in e.tool and (e.effect != "deny" or "*" not in e.tool)
+        ]
         asked = [*self.shell, *self.edit_paths, *self.urls, *self.plain["WebSearch"], *mcp]
         free = [*self.read_paths, *self.plain["Glob"], *self.plain["Grep"]]
         if mode == "dontAsk":

@@ -131,9 +131,10 @@ class _Gemini:
         for gemini, tools in self.by_role.items():
             for tool in tools:
                 self.imp.defaults.setdefault(tool, "allow" if gemini in _READ_ONLY else "ask")
-        for entry in {e.tool for e in self.imp.entries}:
-            if "__" in entry and "*" not in entry:
-                self.imp.defaults.setdefault(entry, "ask")
+        # MCP tools (or whole servers) the rules name, except those only ever denied
+        for e in self.imp.entries:
+            if ("__" in e.tool or e.tool == "bundle-mcp") and (e.effect != "deny" or not e.plain):
+                self.imp.defaults.setdefault(e.tool, "ask")
 
     # -- one rule ----------------------------------------------------------------------------
 
