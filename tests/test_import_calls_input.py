@@ -82,6 +82,9 @@ MALFORMED = [
     ),
     ("rules.toml", '[[rule]]\ndecision = "deny"\npriority = 1\nmodes = ["turbo"]\n', (), "PC128"),
     ("rules.toml", 'rule = "deny everything"\n', (), "PC128"),
+    ("rules.toml", '[[rule]]\ndecision = ["deny"]\npriority = 1\nmodes = [{}]\n', (), "PC128"),
+    ("rules.toml", '[[rule]]\ndecision = "deny"\npriority = true\ntoolName = [1]\n', (), "PC128"),
+    ("rules.toml", "[[rule]]\n[[rule]]\n", (), "PC128"),
     ("rules.toml", 'title = "no rules"\n', (), "PC128"),
 ]
 

@@ -210,10 +210,6 @@ class _Gemini:
             self.find("PC128", f"{label} must be a table", at)
             return
         src = rule.src or at
-
-        def bad(key: str, why: str) -> None:
-            self.find("PC128", f"{label}: {key} {why}", rule.val_src.get(key, src))
-
         for key in rule:
             if key not in _KEYS:
                 hint = did_you_mean(key, _KEYS)
@@ -223,54 +219,15 @@ class _Gemini:
                     rule.key_src.get(key, src),
                     hint and f"{hint}?",
                 )
-        decision = rule.get("decision")
-        priority = rule.get("priority")
-        ok = True
-        if decision not in _DECISIONS:
-            bad("decision", 'must be "allow", "deny" or "ask_user"')
-            ok = False
-        if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 999:
-            bad("priority", "must be an integer from 0 to 999")
-            ok = False
-        raw_tools = rule.get("toolName")
-        if raw_tools is not None and not (
-            isinstance(raw_tools, str)
-            or (isinstance(raw_tools, LocSeq) and all(isinstance(t, str) for t in raw_tools))
-        ):
-            bad("toolName", "must be a string or a list of strings")
-            ok = False
-        for key in ("mcpName", "argsPattern", "commandRegex", "subagent"):
-            if key in rule and not isinstance(rule[key], str):
-                bad(key, "must be a string")
-                ok = False
+        problems = _problems(rule)
+        for key, why in problems:
+            self.find("PC128", f"{label}: {key} {why}", rule.val_src.get(key, src))
+        if problems:
+            return
+        decision, priority = rule["decision"], rule["priority"]
+        modes = rule.get("modes", [])
         prefix = rule.get("commandPrefix")
         prefixes = [prefix] if isinstance(prefix, str) else prefix
-        if (
-            prefix is not None
-            and not (isinstance(prefixes, LocSeq) and all(isinstance(p, str) for p in prefixes))
-            and not isinstance(prefix, str)
-        ):
-            bad("commandPrefix", "must be a string or a list of strings")
-            ok = False
-        modes = rule.get("modes", [])
-        if not isinstance(modes, list) or any(m not in _MODES for m in modes):
-            bad("modes", f"must be a list of {', '.join(_MODES)}")
-            ok = False
-        if "interactive" in rule and not isinstance(rule["interactive"], bool):
-            bad("interactive", "must be true or false")
-            ok = False
-        shellish = "commandPrefix" in rule or "commandRegex" in rule
-        if shellish and raw_tools != "run_shell_command":
-            bad("commandPrefix", 'and commandRegex need toolName = "run_shell_command"')
-            ok = False
-        if shellish and (
-            "argsPattern" in rule or ("commandPrefix" in rule and "commandRegex" in rule)
-        ):
-            bad("commandPrefix", "commandRegex and argsPattern exclude each other")
-            ok = False
-        if not ok:
-            return
-        assert isinstance(decision, str) and isinstance(priority, int)
         effect = _DECISIONS[decision]
         if modes and "default" not in modes:
             self.find(
@@ -377,6 +334,40 @@ class _Gemini:
                 "write (or read) tool on its target",
                 src,
             )
+
+
+def _strings(value: Any) -> bool:
+    """A string, or a list of strings (toolName, commandPrefix)."""
+    return isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value)
+    )
+
+
+def _problems(rule: LocMap) -> list[tuple[str, str]]:
+    """What makes a rule malformed, as (key, why): what Gemini CLI's own loader refuses."""
+    out: list[tuple[str, str]] = []
+    decision, priority = rule.get("decision"), rule.get("priority")
+    if not isinstance(decision, str) or decision not in _DECISIONS:
+        out.append(("decision", 'must be "allow", "deny" or "ask_user"'))
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 999:
+        out.append(("priority", "must be an integer from 0 to 999"))
+    for key in ("toolName", "commandPrefix"):
+        if key in rule and not _strings(rule[key]):
+            out.append((key, "must be a string or a list of strings"))
+    for key in ("mcpName", "argsPattern", "commandRegex", "subagent"):
+        if key in rule and not isinstance(rule[key], str):
+            out.append((key, "must be a string"))
+    modes = rule.get("modes", [])
+    if not isinstance(modes, list) or any(m not in _MODES for m in modes):
+        out.append(("modes", f"must be a list of {', '.join(_MODES)}"))
+    if "interactive" in rule and not isinstance(rule["interactive"], bool):
+        out.append(("interactive", "must be true or false"))
+    shellish = [k for k in ("commandPrefix", "commandRegex") if k in rule]
+    if shellish and rule.get("toolName") != "run_shell_command":
+        out.append((shellish[0], 'needs toolName = "run_shell_command" (one name)'))
+    if len(shellish) == 2 or (shellish and "argsPattern" in rule):
+        out.append((shellish[0], "commandPrefix, commandRegex and argsPattern exclude each other"))
+    return out
 
 
 def _more(effect: str) -> str:
