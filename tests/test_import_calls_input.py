@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from policyctl.cli.main import main
@@ -197,3 +199,115 @@ def test_the_shipped_samples_import_into_documents_that_validate(
     assert main(["import", str(ROOT / "tests" / "data" / name), "-o", str(out)]) == 0
     capsys.readouterr()
     assert not [str(d) for d in validate_file(str(out), strict=False, max_contexts=50)]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_RULE_TEXT = st.one_of(
+    st.text(max_size=30),
+    st.builds(
+        lambda tool, spec: f"{tool}({spec})",
+        st.sampled_from(["Bash", "Read", "Edit", "Write", "WebFetch", "mcp__s__t", "Task", "x"]),
+        st.text(alphabet="ab */.~:$\"'\\|&;()[]!-\x1b\u2028", max_size=20),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "allow": st.lists(_RULE_TEXT, max_size=4) | _JSON,
+            "ask": st.lists(_RULE_TEXT, max_size=4),
+            "deny": st.lists(_RULE_TEXT, max_size=4) | _JSON,
+            "defaultMode": st.sampled_from(
+                ["default", "dontAsk", "acceptEdits", "bypassPermissions"]
+            )
+            | _JSON,
+            "additionalDirectories": st.lists(st.text(max_size=10), max_size=2) | _JSON,
+        },
+    )
+)
+def test_no_settings_file_makes_the_claude_import_raise(perms: dict[str, object]) -> None:
+    from policyctl.catalog import builtin_catalog
+    from policyctl.importers.calls import build_document, grant_map
+    from policyctl.importers.claude import import_claude
+    from policyctl.loader import parse_text
+
+    located = parse_text(json.dumps({"permissions": perms}), "s.json", "json", default_limits())
+    cat = builtin_catalog("openclaw")
+    imp = import_claude(located, "s.json", cat)
+    doc = build_document(imp, "openclaw", grant_map(cat)).document
+    entries = [e for key in ("allow", "ask", "deny") for e in doc["tools"].get(key, [])]
+    assert all(isinstance(e, str) and e for e in entries)
+
+
+_TOML_VALUE = st.one_of(
+    st.booleans(),
+    st.integers(-5, 1200),
+    st.text(alphabet="abgit _-*|().^$\\\"'", max_size=16),
+    st.lists(st.text(alphabet="abgit _*", max_size=8), max_size=3),
+)
+
+
+def _toml(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return json.dumps(value)  # ints, and strings as TOML basic strings (ASCII here)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "toolName",
+                    "mcpName",
+                    "commandPrefix",
+                    "commandRegex",
+                    "argsPattern",
+                    "decision",
+                    "priority",
+                    "modes",
+                    "interactive",
+                    "subagent",
+                ]
+            ),
+            _TOML_VALUE,
+            max_size=6,
+        ),
+        max_size=5,
+    )
+)
+def test_no_policy_file_makes_the_gemini_import_raise(rules: list[dict[str, object]]) -> None:
+    from policyctl.catalog import builtin_catalog
+    from policyctl.importers.gemini import import_gemini
+    from policyctl.loader import parse_text
+
+    text = (
+        "".join(
+            "[[rule]]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in rule.items()) for rule in rules
+        )
+        or "rule = []\n"
+    )
+    located = parse_text(text, "r.toml", "toml", default_limits())
+    import_gemini(located, "r.toml", builtin_catalog("openclaw"))
+
+
+def test_a_path_pattern_python_cannot_compile_is_a_located_error(tmp_path: Path) -> None:
+    # found by the fuzzing above: `[0-.]` is a bracket range Python's re refuses
+    from policyctl.cli.validate import validate_file
+
+    path = tmp_path / "policy.yaml"
+    path.write_text('tools:\n  deny: ["read([0-.])", "read(a\\\\)"]\n', encoding="utf-8")
+    found = [d for d in validate_file(str(path), False, 5) if d.code == "PC352"]
+    assert len(found) == 2 and all(d.source and d.source.line == 2 for d in found)
