@@ -38,6 +38,7 @@ MALFORMED = [
         "1:",
     ),
     ("settings.json", '{"permissions": {"allow": "Bash(ls)"}}', (), "PC128"),
+    ("settings.json", '{"permissions": {"allow": ["Bash(ls)",]}}', (), "1:39"),  # not JSON
     ("settings.json", '{"permissions": {"deny": ["Bash(rm:*)", 42]}}', (), "PC128"),
     ("settings.json", '{"permissions": []}', ("--from", "claude"), "PC128"),
     ("settings.json", '{"env": {}}', ("--from", "claude"), "PC128"),

@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
         return run_calls(args, args.source)
     if args.source is None and args.file.lower().endswith(".toml"):
         return run_calls(args, "gemini")
+    if args.source is None and _is_claude_settings(args.file):
+        return run_calls(args, "claude")
     try:
         text, config = _read_config(args.file)
     except _Unusable as exc:
@@ -76,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"policyctl import: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if args.source is None and "permissions" in config and not _OPENCLAW_SECTIONS & set(config):
+        # Claude Code's shape, but not strict JSON (a comment, a trailing comma): say where
         return run_calls(args, "claude")
     try:
         catalog = load_catalog(args.catalog, Path.cwd())
@@ -107,6 +110,22 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _is_claude_settings(name: str) -> bool:
+    """Strict JSON with `permissions` and none of OpenClaw's sections. Read with the fast JSON
+    reader (a Claude Code settings file is JSON; JSON5's parser takes a minute on 1 MB);
+    anything that is not strict JSON is left to the OpenClaw path, which reports it."""
+    from ..diagnostics import PolicyError
+    from ..loader import parse_text, read_text
+    from ..settings import default_limits
+
+    limits = default_limits()
+    try:
+        top = parse_text(read_text(Path(name), limits, name), name, "json", limits)
+    except PolicyError:
+        return False
+    return "permissions" in top and not _OPENCLAW_SECTIONS & set(top)
 
 
 def _read_config(name: str) -> tuple[str, dict[str, Any]]:
