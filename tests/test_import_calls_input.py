@@ -103,6 +103,12 @@ def test_malformed_input_is_located_and_nothing_is_written(
     assert f"{src}:" in err  # file:line:col
 
 
+def test_a_syntax_error_never_quotes_the_line(run: object) -> None:
+    text = '{"permissions": {"allow": []},\n "env": {"KEY": "sk-live-123456789" oops}}'
+    code, err, _, src = run("settings.json", text, "--from", "claude")  # type: ignore[operator]
+    assert code == 2 and f"{src}:2:" in err and "sk-live" not in err
+
+
 def test_a_misplaced_priority_is_reported_where_it_is_written(run: object) -> None:
     text = '[[rule]]\ntoolName = "read_file"\ndecision = "deny"\npriority = 1000\n'
     _, err, _, src = run("rules.toml", text)  # type: ignore[operator]

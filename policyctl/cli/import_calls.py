@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +45,9 @@ def run_calls(args: argparse.Namespace, source: str) -> int:
     try:
         located = parse_text(read_text(Path(name), limits, name), name, fmt, limits)
     except PolicyError as exc:
-        report_failure(exc, f"policyctl import: {name} cannot be imported")
+        # located, but the line is not quoted: a settings file holds credentials (`env`)
+        unquoted = PolicyError([replace(d, quote=False) for d in exc.diagnostics])
+        report_failure(unquoted, f"policyctl import: {name} cannot be imported")
         return EXIT_USAGE
     imp = _translate(source, located, name, catalog)
     findings = sorted(imp.findings, key=lambda d: d.sort_key())
