@@ -56,6 +56,13 @@ CASES: dict[str, str] = {
     "explain-platform-optional-plugin": "explain examples/platform.toml --agent orchestrator --tool voice_call",
     "explain-every-blocker": "explain tests/data/blockers.yaml --session-key agent:support:slack:group:C0SUPPORT --tool bash",
     "validate-test-file-and-bundle": "validate examples/team.test.yaml tests/data/tiny.bundle.json",
+    "explain-call-ask": 'explain tests/data/calls.yaml --agent coder --tool exec --call \'{"command": "git push origin main"}\'',
+    "explain-call-compound-deny": 'explain tests/data/calls.yaml --agent coder --tool bash --call \'{"command": "git status && rm -rf build"}\' --workspace /srv/ws',
+    "explain-call-json": 'explain tests/data/calls.yaml --agent coder --tool read --call \'{"path": "config/.env"}\' --workspace /srv/ws --format json',
+    "explain-call-removed-tool": 'explain tests/data/calls.yaml --agent coder --tool browser --call \'{"url": "https://x.test"}\'',
+    "explain-call-not-an-object": "explain tests/data/calls.yaml --tool exec --call '[\"git\"]'",
+    "explain-call-not-json": "explain tests/data/calls.yaml --tool exec --call 'git status'",
+    "resolve-calls-json": "resolve tests/data/calls.yaml --agent coder --format json",
     "explain-code": "explain PC303",
     "explain-unknown-code": "explain PC999",
     # test, matrix, diff

@@ -168,3 +168,79 @@ def test_commands_are_case_sensitive_in_specifiers(make_policy: MakePolicy) -> N
     res = run(make_policy('tools:\n  deny: ["exec(RM *)"]\n'))
     assert decide(res, "exec", command="RM x") == "deny"
     assert decide(res, "exec", command="rm x") == "allow"
+
+
+def test_grant_from_a_specifier_admitted_tool_keeps_its_rules(make_policy: MakePolicy) -> None:
+    # write admits apply_patch (catalog grant); write admitted by specifiers only must not
+    # admit apply_patch unrestricted: it takes write's allow rules for the paths it patches
+    res = run(make_policy('tools:\n  allow: ["write(/ws/src/**)"]\n'), provider="openai")
+    assert "apply_patch" in res.allowed
+    inside = "*** Begin Patch\n*** Add File: /ws/src/a.py\n+x\n*** End Patch\n"
+    outside = "*** Begin Patch\n*** Add File: /etc/passwd\n+x\n*** End Patch\n"
+    key = res.call_environment().spec("apply_patch").key or "input"
+    assert res.decide_call("apply_patch", {key: inside}).effect.label == "allow"
+    assert res.decide_call("apply_patch", {key: outside}).effect.label == "deny"
+    plain = run(
+        make_policy('tools:\n  allow: ["write(/ws/src/**)", apply_patch]\n'), provider="openai"
+    )
+    assert plain.decide_call("apply_patch", {key: outside}).effect.label == "allow"
+
+
+def test_sandbox_default_deny_stays_beside_a_specifier_deny(make_policy: MakePolicy) -> None:
+    text = (
+        "agents:\n  defaults:\n    sandbox: {mode: all}\n"
+        'tools:\n  sandbox:\n    tools:\n      deny: ["exec(rm *)"]\n'
+    )
+    res = run(make_policy(text), session_key="agent:main:main")
+    assert res.context.sandboxed
+    assert "browser" not in res.allowed  # the catalog's default sandbox deny still applies
+    assert "exec" in res.allowed
+    decision = res.decide_call("exec", {"command": "rm -rf x"})
+    assert decision.effect.label == "deny" and decision.verdict.layer == "sandbox tools.allow"
+
+
+def test_sandbox_call_rules_fall_back_per_list(make_policy: MakePolicy) -> None:
+    text = (
+        "agents:\n  defaults:\n    sandbox: {mode: all}\n"
+        "  entries:\n    coder:\n      tools:\n        sandbox:\n"
+        '          tools: {allow: ["exec(git *)", read]}\n'
+        'tools:\n  sandbox:\n    tools:\n      deny: ["exec(git push *)"]\n'
+    )
+    res = run(make_policy(text), agent="coder", session_key="agent:coder:main")
+    assert decide(res, "exec", command="git log") == "allow"  # the agent's allow rules
+    assert decide(res, "exec", command="git push") == "deny"  # the global deny rules
+    assert decide(res, "exec", command="make") == "deny"  # callDefault of the agent's allow
+
+
+def test_specifier_on_a_covering_name_applies_to_every_covered_tool(
+    make_policy: MakePolicy,
+) -> None:
+    res = run(make_policy('tools:\n  deny: ["canvas(action=eval)"]\n'))
+    for tool in ("canvas", "show_widget"):
+        assert decide(res, tool, action="eval") == "deny", tool
+        assert decide(res, tool, action="present") == "allow", tool
+
+
+def test_plain_ask_globs_and_plugin_ids_expand_over_the_run_inventory(
+    make_policy: MakePolicy,
+) -> None:
+    text = (
+        "inventory:\n  mcp: {github: {tools: [merge_pr, list_prs]}}\n"
+        "  plugins: [{name: voice_call, pluginId: voice}]\n"
+        'tools:\n  ask: ["github__merge*", voice]\n  deny: ["github__list_prs(repo=secret/*)"]\n'
+    )
+    res = run(make_policy(text))
+    assert decide(res, "github__merge_pr", repo="acme/x") == "ask"
+    assert decide(res, "voice_call", to="+1") == "ask"
+    assert decide(res, "github__list_prs", repo="acme/x") == "allow"
+    assert decide(res, "github__list_prs", repo="secret/x") == "deny"
+
+
+def test_subagent_call_rules_apply_to_subagent_runs_only(make_policy: MakePolicy) -> None:
+    text = 'tools:\n  subagents:\n    tools: {ask: [exec], deny: ["exec(curl *)"]}\n'
+    policy = make_policy(text)
+    child = run(policy, session_key="agent:main:subagent:c1")
+    assert decide(child, "exec", command="ls") == "ask"
+    assert decide(child, "exec", command="curl x") == "deny"
+    main = run(policy, session_key="agent:main:main")
+    assert decide(main, "exec", command="curl x") == "allow"
