@@ -190,6 +190,12 @@ CASES: list[tuple[dict[str, Any], dict[str, list[str]], list[str], set[str]]] = 
         {"PC129"},
     ),
     ({"toolName": "read_file", "decison": "deny"}, {"allow": ["read"]}, [], {"PC125"}),
+    (
+        {"toolName": "read_file", "decision": "deny", "denyMessage": "x"},
+        {"deny": ["read"]},
+        [],
+        {"PC129"},
+    ),
 ]
 
 

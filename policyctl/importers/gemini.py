@@ -252,6 +252,15 @@ class _Gemini:
         self, rule: LocMap, record: GeminiRule, tools: list[str], origin: Origin, prefixes: Any
     ) -> None:
         label, src, effect = f"rule #{record.index + 1}", record.source, record.effect
+        if rule.get("denyMessage") or rule.get("deny_message"):
+            self.find("PC129", f"{label}: its denyMessage is not kept", src)
+        if rule.get("allowRedirection") or rule.get("allow_redirection"):
+            self.find(
+                "PC129",
+                f"{label}: allowRedirection: policyctl decides a redirection as a call of the "
+                "write (or read) tool on its target",
+                src,
+            )
         limited = [k for k in ("subagent", "toolAnnotations", "safety_checker") if k in rule]
         shell_tools = self.by_role["run_shell_command"]
         args = rule.get("argsPattern")
@@ -325,15 +334,6 @@ class _Gemini:
         for tool in tools:
             for pattern in patterns.words:
                 self.add(record, f"{tool}({pattern})", origin)
-        if rule.get("denyMessage") or rule.get("deny_message"):
-            self.find("PC129", f"{label}: its denyMessage is not kept", src)
-        if rule.get("allowRedirection") or rule.get("allow_redirection"):
-            self.find(
-                "PC129",
-                f"{label}: allowRedirection: policyctl decides a redirection as a call of the "
-                "write (or read) tool on its target",
-                src,
-            )
 
 
 def _strings(value: Any) -> bool:
