@@ -148,7 +148,7 @@ class _Claude:
                 if not self.add_all(effect, [f"{t}({pattern})" for t in targets], origin):
                     break
         elif tool == "WebFetch" and spec.strip(_BLANK).startswith("domain:"):
-            self.add_all(effect, [f"{t}({spec.strip(_BLANK)})" for t in self.urls], origin)
+            self.add_all(effect, self.domains(effect, spec.strip(_BLANK), origin), origin)
         else:
             self.find(
                 "PC125",
@@ -156,6 +156,23 @@ class _Claude:
                 src,
                 "WebFetch takes domain:HOST" if tool == "WebFetch" else None,
             )
+
+    def domains(self, effect: str, spec: str, origin: Origin) -> list[str]:
+        """`domain:x` is that host in both. `domain:*` is every fetch; `domain:*.x` may cover
+        x itself in Claude Code, so a deny or ask of it also names x (an allow does not)."""
+        host = spec[len("domain:") :].strip(_BLANK)
+        if host == "*":
+            return [f"{t}(*)" for t in self.urls]
+        specs = [spec]
+        if host.startswith("*.") and effect != "allow":
+            specs.append(f"domain:{host[2:]}")
+            self.find(
+                "PC129",
+                f'"{origin.text}": imported for {host[2:]} itself too (Claude Code\'s '
+                f"{host} may include it; policyctl's means the subdomains only)",
+                origin.source,
+            )
+        return [f"{t}({s})" for s in specs for t in self.urls]
 
     def search_tools_note(self, origin: Origin) -> None:
         """Once per file: search tools without path rules read files a Read rule cannot stop."""
