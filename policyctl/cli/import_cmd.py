@@ -49,7 +49,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the file's format (default: decided by its content)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    p.add_argument("--catalog", default="openclaw", help="catalog to name in the output")
+    p.add_argument(
+        "--catalog",
+        default="openclaw",
+        help="catalog to name in the output (Claude Code and Gemini CLI tools map to its tools)",
+    )
     p.set_defaults(run=run)
 
 
