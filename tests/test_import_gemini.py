@@ -140,6 +140,29 @@ CASES: list[tuple[dict[str, Any], dict[str, list[str]], list[str], set[str]]] = 
     ),
     ({"mcpName": "*", "decision": "deny"}, {"deny": ["bundle-mcp"]}, [], set()),
     ({"toolName": "mcp_github_merge_pr"}, {"allow": ["github__merge_pr"]}, [], set()),
+    (
+        {"mcpName": "github", "toolName": "merge_pr", "argsPattern": '"repo":"acme/'},
+        {"allow": ['github__merge_pr(repo="acme/*")']},
+        [],
+        {"PC127"},
+    ),
+    (
+        {
+            "mcpName": "github",
+            "toolName": "merge_pr",
+            "argsPattern": '"repo":"acme/',
+            "decision": "deny",
+        },
+        {"deny": ["github__merge_pr(*)"]},
+        [],
+        {"PC127"},
+    ),
+    (
+        {"mcpName": "github", "toolName": "merge_pr", "argsPattern": '"repo":"a.*--force'},
+        {},
+        ['github__merge_pr(repo="a*")'],
+        {"PC125"},
+    ),
     ({"toolName": "mcp_github_*", "decision": "deny"}, {"deny": ["github__*"]}, [], set()),
     ({"toolName": "mcp_*", "decision": "deny"}, {"deny": ["bundle-mcp"]}, [], set()),
     (
@@ -388,6 +411,20 @@ def test_the_change_is_on_stderr_and_in_the_header(imported: tuple[Path, Any, st
 def test_the_imported_document_validates(imported: tuple[Path, Any, str]) -> None:
     path, _, _ = imported
     assert not [str(d) for d in validate_file(str(path), strict=False, max_contexts=50)]
+
+
+def test_an_mcp_argument_prefix_admits_only_that_prefix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "rules.toml"
+    rule = {"mcpName": "github", "toolName": "merge_pr", "argsPattern": '"repo":"acme/'}
+    src.write_text(toml({**rule, "decision": "allow", "priority": 5}), encoding="utf-8")
+    out = tmp_path / "policy.yaml"
+    assert main(["import", str(src), "-o", str(out)]) == 0
+    capsys.readouterr()
+    res = resolve(load_policy(str(out)), RunContext(), require_tools=False)
+    assert res.decide_call("github__merge_pr", {"repo": "acme/web"}).verdict.effect is Effect.ALLOW
+    assert res.decide_call("github__merge_pr", {"repo": "evil/web"}).verdict.effect is Effect.ASK
 
 
 def test_a_toml_file_is_gemini_by_default(

@@ -26,11 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..callrules import ArgumentKind, ArgumentSpec, Effect, SpecifierError, compile_rule
+from ..callrules.model import KEYED_ONLY
 from ..diagnostics import Source, did_you_mean
 from ..located import LocMap, LocSeq
 from ..names import fold, mcp_tool_name
 from .calls import CallImport, Origin, finding
-from .gemini_regex import Patterns, command_prefix, command_regex
+from .gemini_regex import Patterns, argument_prefix, command_prefix, command_regex
 
 SOURCE = "Gemini CLI"
 _DECISIONS = {"allow": "allow", "deny": "deny", "ask_user": "ask"}
@@ -106,7 +107,9 @@ class _Gemini:
 
     def spec_for(self, tool: str) -> ArgumentSpec | None:
         row = self.catalog.by_id.get(tool)
-        if row is None or row.argument_kind is None:
+        if row is None:
+            return KEYED_ONLY if "__" in tool else None  # MCP tools: name(key=glob) only
+        if row.argument_kind is None:
             return None
         return ArgumentSpec(ArgumentKind(row.argument_kind), row.argument_key, row.cwd_key)
 
@@ -126,6 +129,23 @@ class _Gemini:
                 return
         rule.entries.append(entry)
         self.imp.add(rule.effect, entry, origin)  # type: ignore[arg-type]
+
+    def keyed_allow(self, record: GeminiRule, tools: list[str], args: str, origin: Origin) -> bool:
+        """An allow of MCP tools limited by `"key":"prefix` -> `tool(key="prefix*")`."""
+        found = argument_prefix(args)
+        if found is None or not all("__" in t and "*" not in t for t in tools):
+            return False
+        key, glob = found
+        value = glob.replace("\\", "\\\\").replace('"', '\\"')
+        self.find(
+            "PC127",
+            f"rule #{record.index + 1} (allow): argsPattern {args!r} imported as {key}={glob} on "
+            "the top-level argument only, which admits fewer calls",
+            record.source,
+        )
+        for tool in tools:
+            self.add(record, f'{tool}({key}="{value}")', origin)
+        return True
 
     def defaults(self) -> None:
         for gemini, tools in self.by_role.items():
@@ -275,6 +295,9 @@ class _Gemini:
             patterns = command_regex(str(rule["commandRegex"]))
         elif args is not None and set(tools) <= set(shell_tools) and args.startswith('"command":"'):
             patterns = command_regex(args[len('"command":"') :])
+        keyed = args is not None and patterns is None and not limited and effect == "allow"
+        if keyed and self.keyed_allow(record, tools, str(args), origin):
+            return
         opaque = (args is not None and patterns is None) or bool(limited)
         if opaque:
             why = (

@@ -16,6 +16,7 @@ quotes: they are cut there too.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: how many alternatives a regex's groups may expand to before it counts as not literal
@@ -185,3 +186,33 @@ def command_regex(regex: str) -> Patterns:
             cut_text = cut_text or regex
         out.append(_prefix_words(safe, True, wide))
     return Patterns(tuple(dict.fromkeys(out)), exact, cut=cut_text)
+
+
+_ARGUMENT = re.compile(r'"([A-Za-z0-9_][A-Za-z0-9_-]*)":"(.*)\Z', re.S)
+
+
+def argument_prefix(pattern: str) -> tuple[str, str] | None:
+    """`argsPattern = '"repo":"acme/'` -> ("repo", "acme/*"): a top-level argument whose text
+    starts with a literal (or, with a closing quote, is exactly it). None when the pattern is
+    not of that form. Gemini CLI's pattern also meets the key at any depth of the arguments,
+    so as an allow rule this admits fewer calls (said by the caller)."""
+    found = _ARGUMENT.match(pattern)
+    if found is None:
+        return None
+    key, rest = found.groups()
+    closed = rest.endswith('"') and not rest.endswith('\\"')
+    body = rest[:-1] if closed else rest
+    if "\\s" in body:
+        return None  # any whitespace, not one literal character
+    seqs = _atoms(body)
+    if seqs is None or len(seqs) != 1:
+        return None
+    seq = seqs[0]
+    if seq and seq[-1] == _ANY and not closed:
+        seq = seq[:-1]
+    if any(a in (_ANY, _OTHER) for a in seq):
+        return None
+    text = "".join(" " if a == _SEP else a for a in seq)
+    if "*" in text or not text:
+        return None
+    return key, text if closed else text + "*"
