@@ -89,9 +89,9 @@ def _header(file: str, what: str, imp: CallImport) -> str:
         f"Each entry's comment says where it came from: line:column in {file}, or the",
         f"behaviour of {imp.source_name} it reproduces. Check it with: policyctl validate",
     ]
-    shown = [d for d in imp.findings if d.code in ("PC125", "PC126", "PC127")]
+    shown = [d for d in imp.findings if d.code in ("PC125", "PC126", "PC127", "PC129")]
     if shown:
-        lines.append("To review: not imported exactly, or deciding differently (stderr has each):")
+        lines.append("To review (stderr has each with its file:line:col):")
         for d in sorted(shown, key=lambda d: d.sort_key())[:HEADER_FINDINGS]:
             where = f"{d.source.line}:{d.source.column} " if d.source else ""
             lines.append(f"  {where}{d.code} {d.message}")
