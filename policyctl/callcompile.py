@@ -111,19 +111,27 @@ class CallCompiler:
     """Parses `tool(specifier)` entries for one catalog; reports problems into `problems`."""
 
     def __init__(self, catalog: Catalog, problems: list[Diagnostic]) -> None:
-        from .callrules.model import ArgumentKind, ArgumentSpec
-
         self.catalog = catalog
         self.problems = problems
-        self.specs: Mapping[str, ArgumentSpec] = MappingProxyType(
-            {
-                t.id: ArgumentSpec(ArgumentKind(t.argument_kind), t.argument_key, t.cwd_key)
-                for t in catalog.tools
-                if t.argument_kind is not None
-            }
-        )
+        self._specs: Mapping[str, ArgumentSpec] | None = None
         #: whether some scope has call rules (`CompiledPolicy.has_call_rules`)
         self.used = False
+
+    @property
+    def specs(self) -> Mapping[str, ArgumentSpec]:
+        """The catalog's argument kinds, read on first use (a policy without call rules never
+        loads the call-rule core)."""
+        if self._specs is None:
+            from .callrules.model import ArgumentKind, ArgumentSpec
+
+            self._specs = MappingProxyType(
+                {
+                    t.id: ArgumentSpec(ArgumentKind(t.argument_kind), t.argument_key, t.cwd_key)
+                    for t in self.catalog.tools
+                    if t.argument_kind is not None
+                }
+            )
+        return self._specs
 
     def rules(
         self, text: str, effect_name: ListName, source: Source | None, path: str
@@ -316,17 +324,23 @@ def _hidden_character(text: str) -> tuple[int, str] | None:
 
 def _opening_quote(source: Source | None) -> int:
     """How many quote characters open the entry where it was written (the source points at
-    the first of them), so a problem's column lands on the character itself."""
+    the first of them), so a problem's column lands on the character itself. Read only on this
+    error path, and only as a capped regular file (a bundle's recorded file names are data)."""
     if source is None or source.file.startswith("<"):
         return 0
+    from pathlib import Path
+
+    from .files import read_capped
+    from .settings import default_limits
+
     try:
-        with open(source.file, encoding="utf-8", errors="replace") as fh:
-            for number, line in enumerate(fh, 1):
-                if number == source.line:
-                    rest = line[source.column - 1 : source.column + 2]
-                    if rest[:3] in ('"""', "'''"):
-                        return 3
-                    return 1 if rest[:1] in ('"', "'") else 0
+        data = read_capped(Path(source.file), default_limits().max_file_bytes)
     except OSError:
         return 0
-    return 0
+    lines = data.decode("utf-8", "replace").splitlines()
+    if not 0 < source.line <= len(lines):
+        return 0
+    rest = lines[source.line - 1][source.column - 1 : source.column + 2]
+    if rest[:3] in ('"""', "'''"):
+        return 3
+    return 1 if rest[:1] in ('"', "'") else 0

@@ -201,8 +201,10 @@ class _Compiler:
     ) -> tuple[EntryList | None, EntryList | None, CallLists]:
         """One scope's allow and deny names and its call rules (contract sections 1-3).
 
-        A deny list of call rules only is no deny list at name level (None): a sandbox's
-        default deny stays beside `deny: ["exec(rm *)"]`."""
+        A list of call rules only does not configure that list at name level (None): a
+        sandbox's defaults stay beside `deny: ["exec(rm *)"]`, and `allow: ["exec(git *)"]`
+        restricts exec's calls, not the scope's tools. Beside names, an allow specifier admits
+        its tool like the plain name would."""
         allow_sink, deny_sink, ask_sink = _CallSink("allow"), _CallSink("deny"), _CallSink("ask")
         allow = plain_allow = None
         if tp.allow is not None:
@@ -216,6 +218,8 @@ class _Compiler:
             if allow_sink.rules:
                 plain = [e for e in names if not is_call_rule(e.raw)]
                 plain_allow = build_list("", None, plain, cat.groups, cat.covers)
+            if allow_sink.only_rules:
+                allow = None
         deny = None
         if tp.deny is not None:
             deny = self.entry_list(tp.deny, (*path, "deny"), where=f"{where}.deny", calls=deny_sink)

@@ -63,6 +63,7 @@ CASES: dict[str, str] = {
     "explain-call-not-an-object": "explain tests/data/calls.yaml --tool exec --call '[\"git\"]'",
     "explain-call-not-json": "explain tests/data/calls.yaml --tool exec --call 'git status'",
     "resolve-calls-json": "resolve tests/data/calls.yaml --agent coder --format json",
+    "resolve-calls-text": "resolve tests/data/calls.yaml --agent coder",
     "explain-code": "explain PC303",
     "explain-unknown-code": "explain PC999",
     # test, matrix, diff

@@ -10,7 +10,7 @@ parent could not.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..inventory import Inventory
 from .layers import Layer, LayerPlan
@@ -47,12 +47,14 @@ def call_layers(
     return tuple(out)
 
 
-def rules_json(layers: Sequence[LayerCallRules], allowed: Sequence[str]) -> dict[str, object]:
+def rules_json(
+    layers: Sequence[LayerCallRules], allowed: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
     """`resolve --format json`'s `callRules`: per allowed tool with call rules, every rule of
     every layer (layer, effect, entry, where it is written), in layer and decision order."""
-    out: dict[str, object] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
     for tool in allowed:
-        rows: list[dict[str, object]] = []
+        rows: list[dict[str, Any]] = []
         for layer in layers:
             rules = layer.tools.get(tool)
             if rules is None:
@@ -81,7 +83,7 @@ def rules_json(layers: Sequence[LayerCallRules], allowed: Sequence[str]) -> dict
 
 def _rule_row(
     layer: str, effect: str, entry: str, source: object, kind: str = "specifier"
-) -> dict[str, object]:
+) -> dict[str, Any]:
     return {
         "layer": layer,
         "effect": effect,

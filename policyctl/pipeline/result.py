@@ -9,7 +9,7 @@ form computed the answer. `explain` renders this value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -225,9 +225,13 @@ class Resolution:
     def decide_call(self, tool: str, args: Mapping[str, Any]) -> CallDecision:
         """The run's decision for one call: allow, ask or deny, with the layer, entry and
         file:line:col (`Verdict.source`) that decided and every layer's verdict."""
-        from ..callrules.decide import decide_call
-
-        return decide_call(self.call_layers, tool, args, self.call_environment())
+        env = self._call_env
+        if env is None:
+            env = self.call_environment()
+        layers = self._calls
+        if layers is None:
+            layers = self.call_layers
+        return _core_decide()(layers, tool, args, env)
 
     # -- the trail: built on first use ------------------------------------------------------
 
@@ -355,6 +359,20 @@ class Resolution:
 
     def __repr__(self) -> str:
         return f"Resolution(allowed={self.allowed!r})"
+
+
+_decide: Callable[..., CallDecision] | None = None
+
+
+def _core_decide() -> Callable[..., CallDecision]:
+    """The call-rule core's `decide_call`, imported once, on the first call decided (an
+    import statement per call would cost more than deciding a call without rules)."""
+    global _decide
+    if _decide is None:
+        from ..callrules.decide import decide_call
+
+        _decide = decide_call
+    return _decide
 
 
 class NoCallableToolsError(Exception):

@@ -183,3 +183,17 @@ def test_child_context_carries_call_rules_and_roots(tmp_path: Path) -> None:
     child = resolve(load_policy_text("tools: {profile: coding}\n"), child_ctx)
     decision = child.decide_call("read", {"path": "secrets/key"})
     assert decision.effect.label == "deny" and decision.verdict.layer == "inherited tools"
+
+
+def test_equal_contexts_with_different_parent_call_rules_decide_apart() -> None:
+    parent = resolve(load_policy_text('tools:\n  deny: ["exec(rm *)"]\n'), RunContext())
+    strict = parent.capture()
+    lax = Capture(strict.allow, strict.deny, strict.source)  # the same tools, no call rules
+    assert strict == lax and hash(strict) == hash(lax)  # one cached name-level answer
+    policy = load_policy_text("tools: {profile: coding}\n")
+    key = "agent:main:subagent:c1"
+    for first, second in ((lax, strict), (strict, lax)):
+        a = resolve(policy, RunContext(session_key=key, parent=first))
+        b = resolve(policy, RunContext(session_key=key, parent=second))
+        assert _rm(a).effect.label == ("deny" if first is strict else "allow")
+        assert _rm(b).effect.label == ("deny" if second is strict else "allow")

@@ -193,8 +193,9 @@ def test_sandbox_default_deny_stays_beside_a_specifier_deny(make_policy: MakePol
     )
     res = run(make_policy(text), session_key="agent:main:main")
     assert res.context.sandboxed
-    assert "browser" not in res.allowed  # the catalog's default sandbox deny still applies
-    assert "exec" in res.allowed
+    # the catalog's default sandbox lists stay in force: web_fetch is not in its allow list
+    assert "web_fetch" not in res.allowed and "browser" not in res.allowed
+    assert "exec" in res.allowed and "read" in res.allowed
     decision = res.decide_call("exec", {"command": "rm -rf x"})
     assert decision.effect.label == "deny" and decision.verdict.layer == "sandbox tools.allow"
 
@@ -244,3 +245,115 @@ def test_subagent_call_rules_apply_to_subagent_runs_only(make_policy: MakePolicy
     assert decide(child, "exec", command="curl x") == "deny"
     main = run(policy, session_key="agent:main:main")
     assert decide(main, "exec", command="curl x") == "allow"
+
+
+def test_an_allow_list_of_specifiers_only_restricts_calls_not_names(
+    make_policy: MakePolicy,
+) -> None:
+    res = run(make_policy('tools:\n  allow: ["exec(git *)"]\n'))
+    assert {"exec", "read", "write", "browser"} <= set(res.allowed)
+    assert decide(res, "exec", command="git log") == "allow"
+    assert decide(res, "exec", command="make") == "deny"  # admitted by specifiers only
+    assert decide(res, "read", path="/x") == "allow"
+    beside_names = run(make_policy('tools:\n  allow: [read, "exec(git *)"]\n'))
+    assert set(beside_names.allowed) == {"read", "exec", "skills_read"}
+
+
+def test_sandbox_default_allow_stays_beside_allow_specifiers(make_policy: MakePolicy) -> None:
+    text = (
+        "agents:\n  defaults:\n    sandbox: {mode: all}\n"
+        'tools:\n  sandbox:\n    tools:\n      allow: ["exec(git *)"]\n'
+    )
+    res = run(make_policy(text), session_key="agent:main:main")
+    assert {"exec", "read", "write"} <= set(res.allowed)  # the catalog's sandbox allow list
+    assert "web_fetch" not in res.allowed
+    assert decide(res, "exec", command="git log") == "allow"
+    assert decide(res, "exec", command="make") == "deny"
+
+
+def test_legacy_agents_list_carries_call_rules(make_policy: MakePolicy) -> None:
+    text = (
+        'agents:\n  list:\n    - id: a\n      tools:\n        deny: ["web_fetch(domain:x.com)"]\n'
+    )
+    res = run(make_policy(text), agent="a")
+    assert decide(res, "web_fetch", url="https://x.com/") == "deny"
+    assert decide(res, "web_fetch", url="https://y.com/") == "allow"
+
+
+def test_cli_workspace_from_a_context_file_and_a_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from policyctl.cli.main import main
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text('tools:\n  deny: ["read(./secrets/)"]\n', encoding="utf-8")
+    context = tmp_path / "ctx.yaml"
+    context.write_text(f"workspace: {tmp_path / 'ws'}\n", encoding="utf-8")
+    call = json.dumps({"path": str(tmp_path / "ws" / "secrets" / "k")})
+    base = ["explain", str(policy), "--tool", "read", "--call", call, "--format", "json"]
+    assert main([*base, "--context", str(context)]) == 0
+    assert json.loads(capsys.readouterr().out)["call"]["decision"] == "deny"
+    assert main([*base, "--workspace", str(tmp_path / "other")]) == 0
+    assert json.loads(capsys.readouterr().out)["call"]["decision"] == "allow"
+
+
+def test_cli_call_too_large_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from policyctl.cli.main import main
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("tools:\n  deny: [browser]\n", encoding="utf-8")
+    big = '{"command": "' + "x" * 300_000 + '"}'
+    assert main(["explain", str(policy), "--tool", "exec", "--call", big]) == 2
+    assert "at most" in capsys.readouterr().err
+    assert main(["explain", str(policy), "--tool", "exec", "--call", '{"a": NaN}']) == 2
+    assert "NaN" in capsys.readouterr().err
+
+
+def test_a_policy_without_call_rules_never_loads_the_call_rule_core() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from policyctl import load_policy_text, resolve\n"
+        "res = resolve(load_policy_text('tools: {deny: [exec], ask: []}\\n'))\n"
+        "res.capture(); res.to_json(); assert res.call_layers == ()\n"
+        "print('policyctl.callrules' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_has_call_rules_counts_redirections_of_a_shell_tool(make_policy: MakePolicy) -> None:
+    # without write in the run, `echo x > f` through exec is refused: exec has call rules
+    res = run(make_policy("tools:\n  deny: [write, apply_patch]\n"))
+    assert res.call_layers == ()
+    assert res.has_call_rules("exec") and not res.has_call_rules("read")
+    assert decide(res, "exec", command="echo x > f") == "deny"
+    assert decide(res, "exec", command="echo x") == "allow"
+    with_write = run(make_policy('tools:\n  deny: ["write(/etc/**)"]\n'))
+    assert with_write.has_call_rules("exec")
+    assert decide(with_write, "exec", command="echo x > /etc/passwd") == "deny"
+    assert decide(with_write, "exec", command="echo x > /tmp/f") == "allow"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "column"),
+    [
+        ("policy.toml", "[tools]\ndeny = ['read(!x)']\n", 15),
+        ("policy.toml", '[tools]\ndeny = ["read(!x)"]\n', 15),
+        ("policy.json", '{"tools":\n {"deny": ["read(!x)"]}}\n', 18),
+        ("policy.yaml", "tools:\n  deny:\n    - read(!x)\n", 12),
+    ],
+)
+def test_specifier_errors_point_at_the_character_in_every_format(
+    make_policy: MakePolicy, name: str, text: str, column: int
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy(text, name=name)
+    [diag] = [d for d in info.value.diagnostics if d.code == "PC352"]
+    assert diag.source is not None and diag.source.column == column
