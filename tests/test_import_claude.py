@@ -163,6 +163,18 @@ def test_an_additional_directory_outside_the_project_is_reported() -> None:
     assert [d.code for d in findings if d.code == "PC125"] == ["PC125"]
 
 
+def test_dont_ask_admits_only_the_allowed_tools(imported: Any) -> None:
+    perms = {"allow": ["Bash(git:*)", "Read(./src/**)"], "defaultMode": "dontAsk"}
+    path, res = imported({"permissions": perms})
+    assert res.allowed == ("ls", "read", "exec")
+    assert res.decide_call("read", {"path": "src/a.py"}).verdict.effect is Effect.ALLOW
+    assert res.decide_call("read", {"path": "README.md"}).verdict.effect is Effect.DENY
+    assert res.decide_call("exec", {"command": "git log"}).verdict.effect is Effect.ALLOW
+    assert res.decide_call("exec", {"command": "make"}).verdict.effect is Effect.DENY
+    assert res.decide_call("write", {"path": "x"}).verdict.effect is Effect.DENY
+    assert not [str(d) for d in validate_file(str(path), strict=False, max_contexts=50)]
+
+
 def test_dont_ask_refuses_what_no_allow_rule_admits() -> None:
     tools, _ = translate({"allow": ["Bash(git:*)"], "defaultMode": "dontAsk"})
     assert tools["callDefault"] == "deny"

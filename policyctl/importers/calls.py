@@ -13,6 +13,10 @@ decides their calls by the translated rules:
   through, and admitted *and* put in `ask` when the source asks for them;
 - a tool the source does not have is not admitted; a tool the catalog would grant through an
   admitted one (`write` grants `apply_patch`) is denied by name, so it is not let in unasked.
+
+An allow list that holds call rules only does not restrict names (contract 3); when every
+allow entry is a call rule, the admitted names are listed at the agent layer instead
+(`agents.defaults.tools.allow`, which every run of the document gets).
 """
 
 from __future__ import annotations
@@ -169,6 +173,15 @@ def build_document(
     if any(not t.plain for t in imp.entries if t.effect == "allow") or imp.call_default == "deny":
         tools["callDefault"] = imp.call_default
     document: dict[str, Any] = {"catalog": catalog_name, "tools": tools}
+    if lists["allow"] and all("(" in entry for entry in lists["allow"]):
+        # an allow list of call rules alone restricts calls, not names: the names the source
+        # has are said at the agent layer (every run of this document: it has no agents)
+        names = sorted(admitted)
+        document["agents"] = {"defaults": {"tools": {"allow": names}}}
+        for name in names:
+            remarks[("allow", name)] = (
+                f"the tools {imp.source_name} admits (call rules alone do not restrict names)"
+            )
     if imp.mcp_servers:
         document["inventory"] = {
             "mcp": {server: {"tools": names} for server, names in imp.mcp_servers.items()}
