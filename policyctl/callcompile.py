@@ -176,6 +176,8 @@ class CallCompiler:
                     )
                 )
             members = self.catalog.covers.get(tool, (tool,))
+            if any(self.specs.get(m, KEYED_ONLY).kind.value == "shell" for m in members):
+                _check_command_word(text)
             entry = text.strip()
             built = tuple(
                 Rule(
@@ -312,6 +314,30 @@ def _not_one_tool(tool: str) -> str | None:
     if tool == "bundle-mcp":
         return '"bundle-mcp" is a plugin id: a specifier applies to one tool'
     return None
+
+
+def _check_command_word(text: str) -> None:
+    """A shell specifier's command word must be ASCII: `exec(rм *)` with a Cyrillic м looks
+    like a rule about `rm` and never meets it (command words are matched literally)."""
+    from .callrules.model import SpecifierError, SpecifierProblem
+
+    opening = text.find("(")
+    inner = text[opening + 1 :]
+    word = inner.lstrip().split(" ", 1)[0]
+    start = opening + 1 + (len(inner) - len(inner.lstrip()))
+    for i, ch in enumerate(word):
+        if not ch.isascii():
+            raise SpecifierError(
+                SpecifierProblem(
+                    "PC301",
+                    f"command word has U+{ord(ch):04X} "
+                    f"{unicodedata.name(ch, 'a non-ASCII character')}: a look-alike never "
+                    "matches the command it shows",
+                    text,
+                    start + i,
+                    "retype the command in ASCII",
+                )
+            )
 
 
 def _hidden_character(text: str) -> tuple[int, str] | None:

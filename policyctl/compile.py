@@ -31,9 +31,6 @@ from .entries import Entry, EntryList, Origin, build_list
 from .inventory import Inventory, Tool, core_tools, mcp_tools
 from .located import LocationIndex, format_path, join_path
 from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
-
-if TYPE_CHECKING:
-    from .callrules.model import Rule
 from .names import (
     SENDER_KINDS,
     ascii_problem,
@@ -46,6 +43,9 @@ from .names import (
     sender_key,
     shown,
 )
+
+if TYPE_CHECKING:
+    from .callrules.model import Rule
 
 __all__ = [
     "AgentPolicy",

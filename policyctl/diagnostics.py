@@ -637,6 +637,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "The policy declares more distinct contexts than --max-contexts; the empty-tool-set "
         "check ran on a deterministic sample.",
     ),
+    # -- call rules, resolve time -----------------------------------------------------------
+    (
+        "PC460",
+        W,
+        "unknown entries in an ask list",
+        "A plain entry of an applied `ask` list matches no tool of the run: either a core tool "
+        "this run does not have, or a typo (then the approval it was written for never "
+        "happens). The entry is kept; check its spelling.",
+    ),
     # -- context values the policy does not know (contextcheck.py) -------------------------
     (
         "PC450",

@@ -57,7 +57,7 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     # PC112 needs a FIFO or a device: tests/adversarial/test_files.py makes one
     covered = {p.stem for p in CASES} | {"PC101", "PC106", "PC112"}
     # codes produced only while resolving a run (or by a bundle) are covered by golden tests
-    runtime_only = {"PC401", "PC402", "PC406", "PC407", "PC409", "PC416", "PC116"}
+    runtime_only = {"PC401", "PC402", "PC406", "PC407", "PC409", "PC416", "PC116", "PC460"}
     # files that are not policies (a bundle is JSON: no "# expect:" header; a test file must be
     # named *.test.yaml): covered by tests/test_validation.py and the golden tests
     runtime_only |= {"PC433", "PC434"}

@@ -357,3 +357,27 @@ def test_specifier_errors_point_at_the_character_in_every_format(
         make_policy(text, name=name)
     [diag] = [d for d in info.value.diagnostics if d.code == "PC352"]
     assert diag.source is not None and diag.source.column == column
+
+
+def test_unknown_plain_ask_entries_are_warned_about(make_policy: MakePolicy) -> None:
+    res = run(make_policy("tools:\n  ask: [group:fs, exce]\n"))
+    [warning] = [w for w in res.warnings if w.code == "PC460"]
+    assert "exce" in warning.message and warning.source is not None
+    assert warning.source.line == 2
+    assert not [
+        w for w in run(make_policy("tools:\n  ask: [exec]\n")).warnings if w.code == "PC460"
+    ]
+
+
+def test_a_look_alike_command_word_is_refused_but_paths_may_be_non_ascii(
+    make_policy: MakePolicy, tmp_path: Path
+) -> None:
+    with pytest.raises(PolicyError) as info:
+        make_policy('tools:\n  deny: ["exec(r\\u043c *)"]\n')  # a Cyrillic em
+    [diag] = [d for d in info.value.diagnostics if d.code == "PC301"]
+    assert diag.source is not None and diag.source.column == 17  # the letter itself
+    text = 'tools:\n  deny: ["read(./donn\\u00e9es/**)", "exec(git commit -m \\u00e9*)"]\n'
+    res = run(make_policy(text), workspace=str(tmp_path))
+    assert decide(res, "read", path=str(tmp_path / "donn\u00e9es" / "x")) == "deny"
+    assert decide(res, "read", path=str(tmp_path / "donnees" / "x")) == "allow"
+    assert decide(res, "exec", command="git commit -m \u00e9t\u00e9") == "deny"
