@@ -160,8 +160,10 @@ def test_control_characters_never_reach_the_output_raw(run: object) -> None:
     assert code == 0
     for ch in ("\x1b", "\u202e", "\u2028"):
         assert ch not in out and ch not in err
-    document = YAML(typ="safe").load(out)  # the entries themselves survive, escaped as YAML
-    assert f"exec(echo {HOSTILE})" in document["tools"]["allow"]
+    document = YAML(typ="safe").load(out)
+    # policy files refuse control characters in entries (PC301): reported, never written
+    assert f"exec(echo {HOSTILE})" not in document["tools"]["allow"]
+    assert "PC125" in err and "\\u001b" in out.split("catalog:")[0]  # the header, escaped
 
 
 def _toml_escaped(text: str) -> str:
@@ -318,3 +320,13 @@ def test_a_path_pattern_python_cannot_compile_is_a_located_error(tmp_path: Path)
     path.write_text('tools:\n  deny: ["read([0-.])", "read(a\\\\)"]\n', encoding="utf-8")
     found = [d for d in validate_file(str(path), False, 5) if d.code == "PC352"]
     assert len(found) == 2 and all(d.source and d.source.line == 2 for d in found)
+
+
+def test_an_entry_the_policy_compiler_refuses_is_reported_not_written(run: object) -> None:
+    # a look-alike command word (Cyrillic em) parses as a specifier but no policy accepts it
+    settings = {"permissions": {"deny": ["Bash(r\u043c:*)", "Bash(curl:*)"]}}
+    code, err, out, src = run("settings.json", json.dumps(settings))  # type: ignore[operator]
+    assert code == 0
+    assert f"{src}:1:" in err and "PC125" in err and "U+043C" in err
+    assert "exec(curl *)" in out and "\u043c" not in out.split("catalog:")[1]
+    assert "1 rule(s) not imported exactly" in err

@@ -57,18 +57,73 @@ def run_calls(args: argparse.Namespace, source: str) -> int:
         print(f"policyctl import: {name} is not well formed: nothing written", file=sys.stderr)
         return EXIT_USAGE
     built = build_document(imp, args.catalog, grant_map(catalog))
+    refused = compile_check(built, imp)
+    if refused:
+        print(render_diagnostics(refused, sys.stderr), file=sys.stderr)
+        if any(d.severity is Severity.ERROR for d in refused):
+            print(f"policyctl import: the document for {name} does not compile", file=sys.stderr)
+            return EXIT_USAGE
     text = _header(Path(name).name, what, imp) + render(built)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    left = sum(1 for d in findings if d.code in ("PC125", "PC127"))
+    left = sum(1 for d in imp.findings if d.code in ("PC125", "PC127"))
+    written = sum(len(v) for v in built.document["tools"].values() if isinstance(v, list))
     print(
-        f"imported {name}: {len(imp.entries)} entr{'y' if len(imp.entries) == 1 else 'ies'}, "
+        f"imported {name}: {written} entr{'y' if written == 1 else 'ies'}, "
         f"{left} rule(s) not imported exactly",
         file=sys.stderr,
     )
     return EXIT_OK
+
+
+#: how many rounds of dropping refused entries before the document counts as not compiling
+_CHECK_ROUNDS = 3
+
+
+def compile_check(built: Built, imp: CallImport) -> list[Any]:
+    """Compile the document as `validate` would. An entry the policy compiler refuses beyond
+    what the specifier parsers check (a look-alike command word, PC301) is dropped and
+    reported as not imported (PC125) at its origin; what is left must compile. Returns the
+    new findings (also added to `imp.findings`), and any error that is not one entry's."""
+    import re
+
+    from ..api import compile_loaded
+    from ..diagnostics import PolicyError
+    from ..importers.calls import finding
+    from ..loader import load_document
+
+    entry_path = re.compile(r"tools\.(allow|ask|deny)\[(\d+)\]\Z")
+    out: list[Any] = []
+    for _ in range(_CHECK_ROUNDS):
+        virtual = Path.cwd() / "imported-policy.yaml"  # a relative --catalog resolves as above
+        try:
+            compile_loaded(load_document(virtual, text=render(built)))
+            return out
+        except PolicyError as exc:
+            errors = [d for d in exc.diagnostics if d.severity.rank == 2]
+        snapshot = {k: list(v) for k, v in built.document["tools"].items() if isinstance(v, list)}
+        refused: list[tuple[str, str, Any]] = []
+        for d in errors:
+            found = entry_path.match(d.path)
+            listed = snapshot.get(found[1], []) if found else []
+            if not found or int(found[2]) >= len(listed):
+                out.append(d)
+            else:
+                refused.append((found[1], listed[int(found[2])], d))
+        for key, entry, d in refused:
+            for origin in built.drop(key, entry):
+                note = finding(
+                    "PC125",
+                    f'"{origin.text}" cannot be imported: as {entry} it is refused ({d.message})',
+                    origin.source,
+                )
+                imp.findings.append(note)
+                out.append(note)
+        if not refused:
+            return out
+    return out
 
 
 def _translate(source: str, located: Any, name: str, catalog: Any) -> CallImport:

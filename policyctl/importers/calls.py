@@ -106,6 +106,17 @@ class Built:
     document: dict[str, Any]
     #: (list key, entry) -> the comment written beside that entry
     remarks: dict[tuple[str, str], str]
+    #: (list key, entry) -> where the entry came from
+    origins: dict[tuple[str, str], list[Origin]] = field(default_factory=dict)
+
+    def drop(self, key: str, entry: str) -> list[Origin]:
+        """Take `entry` out of `tools.<key>` (a later check refused it); its origins."""
+        tools = self.document["tools"]
+        tools[key] = [e for e in tools.get(key, []) if e != entry]
+        if not tools[key]:
+            del tools[key]
+        self.remarks.pop((key, entry), None)
+        return self.origins.pop((key, entry), [])
 
 
 def build_document(
@@ -165,11 +176,13 @@ def build_document(
         emit("deny", "*", Origin(None, f"{imp.source_name} leaves no tool admitted"))
     tools: dict[str, Any] = {}
     remarks: dict[tuple[str, str], str] = {}
+    where: dict[tuple[str, str], list[Origin]] = {}
     for effect in EFFECTS:
         if lists[effect]:
             tools[effect] = list(lists[effect])
             for entry, origins in lists[effect].items():
                 remarks[(effect, entry)] = "; ".join(o.describe() for o in origins)
+                where[(effect, entry)] = origins
     if any(not t.plain for t in imp.entries if t.effect == "allow") or imp.call_default == "deny":
         tools["callDefault"] = imp.call_default
     document: dict[str, Any] = {"catalog": catalog_name, "tools": tools}
@@ -186,7 +199,7 @@ def build_document(
         document["inventory"] = {
             "mcp": {server: {"tools": names} for server, names in imp.mcp_servers.items()}
         }
-    return Built(document, remarks)
+    return Built(document, remarks, where)
 
 
 def _builtin(imp: CallImport, what: str) -> Origin:
