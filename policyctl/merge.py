@@ -76,7 +76,9 @@ def merge(
                 [
                     Diagnostic.make(
                         "PC358",
-                        "callDefault is deny in an extended file; ask here would widen it",
+                        "callDefault is deny in an extended file"
+                        + (f" ({base.val_src[target]})" if base.val_src.get(target) else "")
+                        + "; ask here would widen it",
                         val_src or key_src,
                         path=".".join((*path, key)),
                         fix="remove this key, or list the calls that may ask in `ask`",

@@ -119,8 +119,11 @@ def test_the_group_sender_rule_refuses_alone() -> None:
     )
     res = resolve(load_policy_text(text), _base())
     trail = res.layers[6]
-    assert trail.applied and "toolsBySender" in trail.label
-    assert _rm(res).verdict.layer == trail.label
+    # the group's sender rule applied (its `tools` was skipped), under the group layer's label
+    assert trail.applied and trail.scope is not None and "toolsBySender" in trail.scope
+    verdict = _rm(res).verdict
+    assert verdict.layer == trail.label and verdict.effect.label == "deny"
+    assert verdict.source is not None and verdict.source.line == 32
 
 
 def test_without_any_call_deny_the_call_is_allowed() -> None:
