@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from .context import Sender
@@ -245,6 +245,16 @@ class GlobIndex:
                 best = tails.first(name, h, best)
         return best
 
+    def matching(self, name: str) -> Iterator[int]:
+        """The list order of every glob that matches `name` (in no particular order)."""
+        size = len(name)
+        for h in self._head_lengths:
+            if h > size:
+                break
+            tails = self._heads.get(name[:h])
+            if tails is not None:
+                yield from tails.matching(name, h)
+
 
 class _Tails:
     __slots__ = ("lengths", "middle_lengths", "middles")
@@ -292,6 +302,28 @@ class _Tails:
                     if found is not None:
                         best = _earliest(found, name, best)
         return best
+
+    def matching(self, name: str, head: int) -> Iterator[int]:
+        size = len(name)
+        for t in self.lengths:
+            if head + t > size:
+                break
+            tail = name[size - t :] if t else ""
+            by_middle = self.middles.get(tail)
+            if by_middle is None:
+                continue
+            if len(by_middle) <= 8:
+                buckets: Iterable[list[tuple[int, Glob]]] = by_middle.values()
+            else:  # as in `first`: only the buckets of substrings the name has
+                inner = name[head : size - t]
+                keys = {""} | {
+                    inner[a : a + m]
+                    for m in self.middle_lengths[tail]
+                    for a in range(len(inner) - m + 1)
+                }
+                buckets = [by_middle[k] for k in keys if k in by_middle]
+            for bucket in buckets:
+                yield from (order for order, glob in bucket if glob.matches(name))
 
 
 def _earliest(bucket: list[tuple[int, Glob]], name: str, best: int | None) -> int | None:
