@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from .common import EXIT_FINDINGS, EXIT_OK, UsageError, add_context_flags, subcommand
@@ -29,8 +30,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def read_calls(path: str) -> list[tuple[int, str, dict[str, Any]]]:
+    # A transcript may come from anywhere (`--calls /dev/zero`, a FIFO, a 10 GB log): read it
+    # like a policy file, a regular file under the same byte cap.
+    from ..files import NotRegularFile, TooLarge, read_capped
+    from ..settings import default_limits
+
+    cap = default_limits().max_file_bytes
     try:
-        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115 - small file
+        lines = read_capped(Path(path), cap).decode("utf-8").splitlines()
+    except TooLarge:
+        raise UsageError(
+            f"{path} is larger than the limit of {cap} bytes (raise POLICYCTL_MAX_FILE_BYTES "
+            "if this is intended)"
+        ) from None
+    except NotRegularFile:
+        raise UsageError(f"{path} is not a regular file") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: byte {exc.start} is not valid UTF-8") from None
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     calls = []

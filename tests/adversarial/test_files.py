@@ -221,3 +221,33 @@ def test_a_tool_inventory_that_is_a_device_is_refused(
 
     code = main(["resolve", str(EXAMPLES / "team.yaml"), "--tool-inventory", "/dev/zero"])
     assert code == 2 and "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "oversized", "not-utf8"])
+def test_simulate_reads_its_calls_file_like_a_policy_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """`simulate --calls` read the whole file with no cap: `/dev/zero` ate memory until killed,
+    a FIFO hung, and bytes that are not UTF-8 ended in a traceback."""
+    from conftest import EXAMPLES
+
+    calls = tmp_path / "calls.jsonl"
+    if kind == "device":
+        os.symlink("/dev/zero", calls)
+    elif kind == "fifo":
+        os.mkfifo(calls)
+    elif kind == "oversized":
+        with calls.open("wb") as fh:  # sparse: larger than the cap, nothing to read
+            fh.truncate(default_limits().max_file_bytes + 1)
+    else:
+        calls.write_bytes(b'{"tool": "\xff"}\n')
+    code = main(["simulate", str(EXAMPLES / "team.yaml"), "--calls", str(calls)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    expected = {
+        "device": "not a regular file",
+        "fifo": "not a regular file",
+        "oversized": "larger than the limit",
+        "not-utf8": "not valid UTF-8",
+    }
+    assert expected[kind] in err
