@@ -18,7 +18,14 @@ from typing import Any
 
 from .carry import carry_base_denies
 from .diagnostics import Diagnostic, PolicyError, Severity, Source
-from .files import NotRegularFile, TooLarge, confinement_problem, extends_error, read_capped
+from .files import (
+    NotRegularFile,
+    TooLarge,
+    confinement_problem,
+    extends_error,
+    policy_roots,
+    read_capped,
+)
 from .keys import collisions, migrate_legacy
 from .located import LocationIndex, LocMap, LocSeq, flatten
 from .merge import merge
@@ -463,7 +470,7 @@ def load_document(
     the merge's errors (colliding keys) instead of raising them."""
     limits = limits or default_limits()
     root = FsPath(path)
-    roots = (root.parent.resolve(), *(FsPath(r).resolve() for r in limits.extends_roots))
+    roots = policy_roots(root, limits.extends_roots)
     loading = _Loading(limits, roots, reader, problems)
     try:
         merged = loading.load(root, (), text, None)
