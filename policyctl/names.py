@@ -69,6 +69,21 @@ def identifier_problem(ident: str) -> str | None:
     return None  # pragma: no cover - every character matched
 
 
+def sender_key_problem(norm: str) -> str | None:
+    """Why a normalised sender key is refused: the ids of senders (`id:`, `e164:`,
+    `username:`, `channel:`) are ASCII on every platform, so a key with a look-alike letter
+    (`id:аlice`, Cyrillic а) names nobody while the real sender gets the wider rules. Display
+    names (`name:`) may be any script, but not invisible characters (zero-width, bidi
+    overrides, controls), which make two keys that read the same differ."""
+    if not norm.startswith("name:"):
+        return identifier_problem(norm)
+    for ch in norm:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"):
+            label = unicodedata.name(ch, "") or "control character"
+            return f"character U+{ord(ch):04X} {label} is not allowed"
+    return None
+
+
 def shown(text: str) -> str:
     """An identifier for a message: non-ASCII and control characters as escapes."""
     return "".join(

@@ -41,3 +41,36 @@ def test_ascii_ids_with_punctuation_and_spaces_still_load(tmp_path: Path) -> Non
         encoding="utf-8",
     )
     load_policy(path)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "id:\u0430lice",  # Cyrillic а: matches no sender, while alice gets the wider rules
+        "\u0430lice",  # untyped keys are ids too
+        "username:@b\u043eb",
+        "e164:+1555\u200b0100",
+        "channel:sl\u0430ck:U1",
+        "name:Jos\u00e9\u202e",  # a display name may be any script, not invisible characters
+    ],
+)
+def test_lookalike_sender_keys_are_errors_with_their_location(tmp_path: Path, key: str) -> None:
+    path = tmp_path / "senders.yaml"
+    path.write_text(
+        f'tools:\n  profile: coding\n  toolsBySender:\n    "{key}": {{deny: [exec]}}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(PolicyError) as err:
+        load_policy(path)
+    found = [d for d in err.value.diagnostics if d.code == "PC301"]
+    assert [(d.source.line, d.source.column) for d in found if d.source] == [(4, 5)]
+
+
+def test_display_names_in_any_script_are_sender_keys(tmp_path: Path) -> None:
+    path = tmp_path / "names.yaml"
+    path.write_text(
+        'tools:\n  toolsBySender:\n    "name:José": {deny: [exec]}\n'
+        '    "name:Анна": {deny: [exec]}\n',
+        encoding="utf-8",
+    )
+    assert len(load_policy(path).global_tools.senders.policies) == 2  # type: ignore[union-attr]
