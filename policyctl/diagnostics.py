@@ -306,6 +306,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "lists. Merge them into one entry.",
     ),
     (
+        "PC312",
+        E,
+        "look-alike scope ids",
+        "Two agent, channel, account or group ids of one map differ only by case, separators "
+        "(`-`, `_`, `.`, space) or glyphs that common fonts confuse (`0`/`o`, `1`/`l`/`I`/`|`, "
+        "`rn`/`m`, `vv`/`w`): `c0der` next to `coder`. They are two scopes that select "
+        "different runs, and a reviewer reads them as one. Rename one of them.",
+    ),
+    (
         "PC380",
         E,
         "duplicate byProvider key",

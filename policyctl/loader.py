@@ -28,6 +28,7 @@ from .files import (
 )
 from .keys import collisions, migrate_legacy
 from .located import LocationIndex, LocMap, LocSeq, flatten
+from .lookalike import lookalike_ids
 from .merge import merge
 from .settings import Limits, default_limits
 
@@ -477,6 +478,7 @@ def load_document(
     finally:
         if tried is not None:
             tried.extend(loading.tried)
+    loading.diagnostics.extend(lookalike_ids(merged))  # after merging: across `extends` too
     errors = [d for d in loading.diagnostics if d.severity is Severity.ERROR]
     if errors and problems is None:
         raise PolicyError(loading.diagnostics)
