@@ -14,11 +14,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .diagnostics import Diagnostic
+from .keys import normal_key
 from .located import LocMap, format_path
 
 _GLYPHS = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l"} | dict.fromkeys("-_. ", ""))
-#: maps whose keys are matched case-folded: their case variants are one key (PC311, or merged)
-_FOLDED = ("agent", "channel")
+
+
+def _same(what: str, one: str, other: str) -> bool:
+    """Whether two keys are one id in two spellings: that is PC311's (or merged), not ours."""
+    if what == "group":  # group ids are matched as written
+        return one.strip() == other.strip()
+    return normal_key(what, one) == normal_key(what, other)
 
 
 def skeleton(ident: str) -> str:
@@ -61,7 +67,7 @@ def lookalike_ids(doc: LocMap) -> list[Diagnostic]:
                 continue
             shape = skeleton(key)
             other = first.setdefault(shape, key)
-            if other == key or (what in _FOLDED and other.strip().lower() == key.strip().lower()):
+            if _same(what, other, key):
                 continue
             earlier = mapping.key_src.get(other)
             at = f" ({earlier})" if earlier else ""
