@@ -31,6 +31,7 @@ from .located import LocationIndex, LocMap, LocSeq, flatten
 from .lookalike import lookalike_ids
 from .merge import merge
 from .settings import Limits, default_limits
+from .sizes import size_problems
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -334,6 +335,14 @@ class _YamlReader:
 
     def count(self, size: int, event: Any) -> None:
         self.total += size
+        if self.total > self.limits.max_yaml_nodes:
+            raise _fail(
+                "PC117",
+                f"more than {self.limits.max_yaml_nodes} YAML nodes",
+                self.src(event),
+                fix="write a generated policy this large as JSON (read ~20x faster), or raise "
+                "POLICYCTL_MAX_YAML_NODES",
+            )
         if self.total > self.limits.max_nodes:
             raise _fail(
                 "PC108",
@@ -478,6 +487,10 @@ def load_document(
     finally:
         if tried is not None:
             tried.extend(loading.tried)
+    if len(loading.files) > 1:  # each file was within the limits: so must their sum be
+        over = size_problems(merged, limits)
+        if over:
+            raise PolicyError(over)
     loading.diagnostics.extend(lookalike_ids(merged))  # after merging: across `extends` too
     errors = [d for d in loading.diagnostics if d.severity is Severity.ERROR]
     if errors and problems is None:
@@ -530,6 +543,9 @@ class _Loading:
             # The file did not parse as a policy: it may be any file (a `.env`), so its lines
             # are never quoted in the diagnostics.
             raise PolicyError([replace(d, quote=False) for d in exc.diagnostics]) from None
+        over = size_problems(doc, limits)
+        if over:  # before any more work on a file this large
+            raise PolicyError(over)
         doc = migrate_legacy(doc, self.diagnostics)
         self.diagnostics.extend(collisions(doc))
         parents = doc.pop("extends", None)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from policyctl.settings import Limits
+
 CPU_SECONDS = 10
 MEMORY_BYTES = 1 << 30
 FULL = os.environ.get("POLICYCTL_BUDGETS") == "1"
@@ -47,6 +49,38 @@ def _fill(make: Callable[[int], object]) -> str:
     return json.dumps(make(low))
 
 
+LIMITS = Limits()
+
+
+def _agents_at_limit() -> str:
+    # every agent the limit allows, with every entry the limit allows spread over them
+    per = LIMITS.max_entries // LIMITS.max_agents
+    return json.dumps(
+        {
+            "agents": {
+                "entries": {
+                    f"a{i}": {"tools": {"deny": [f"t{i}_{j}" for j in range(per)]}}
+                    for i in range(LIMITS.max_agents)
+                }
+            }
+        }
+    )
+
+
+def _scale_at_limit() -> str:
+    # bench/bench_scale.py's largest policy: every agent and sender key the limits allow
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from bench_scale import generate
+
+    return json.dumps(generate(LIMITS.max_agents))
+
+
+def _yaml_at_limit() -> str:
+    # a block list of tiny entries, just under the YAML node limit
+    items = "".join(f"    - t{i}\n" for i in range(LIMITS.max_yaml_nodes - 10))
+    return f"tools:\n  deny:\n{items}"
+
+
 INPUTS: dict[str, Callable[[], str]] = {
     "alias-bomb.yaml": _alias_bomb,
     # just under the 2,000,000-node cap (before aliases had their own budget: 278 s, 1.8 GB)
@@ -61,6 +95,26 @@ INPUTS: dict[str, Callable[[], str]] = {
     "senders.json": lambda: _fill(
         lambda n: {"tools": {"toolsBySender": {f"id:{i}": {"deny": ["x"]} for i in range(n)}}}
     ),
+    # the 5 MiB files above are over the size limits and fail fast (PC117); these are the
+    # largest the limits allow
+    "deny-entries-at-limit.json": lambda: json.dumps(
+        {"tools": {"deny": [f"t{i}" for i in range(LIMITS.max_entries)]}}
+    ),
+    "deny-globs-at-limit.json": lambda: json.dumps(
+        {"tools": {"deny": [f"tool{i}_*x" for i in range(LIMITS.max_entries)]}}
+    ),
+    "agents-at-limit.json": _agents_at_limit,
+    "senders-at-limit.json": lambda: json.dumps(
+        {
+            "tools": {
+                "toolsBySender": {
+                    f"id:{i}": {"deny": ["x"]} for i in range(LIMITS.max_sender_keys)
+                }
+            }
+        }
+    ),
+    "scale-at-limit.json": _scale_at_limit,
+    "yaml-at-limit.yaml": _yaml_at_limit,
 }
 COMMANDS = {
     "validate": ["validate", "{file}"],
