@@ -147,10 +147,10 @@ CODES: dict[str, CodeInfo] = _codes(
         "PC117",
         E,
         "policy larger than the limits",
-        "The policy holds more agents (POLICYCTL_MAX_AGENTS, 10,000), `toolsBySender` keys "
-        "(POLICYCTL_MAX_SENDER_KEYS, 100,000) or tool-list entries (POLICYCTL_MAX_ENTRIES, "
-        "150,000) than one policy may, or a YAML file has more than POLICYCTL_MAX_YAML_NODES "
-        "(150,000) nodes. Within these limits every command stays inside 10 s of CPU and 1 GiB "
+        "The policy holds more agents (POLICYCTL_MAX_AGENTS, 5,000), `toolsBySender` keys "
+        "(POLICYCTL_MAX_SENDER_KEYS, 50,000) or tool-list entries (POLICYCTL_MAX_ENTRIES, "
+        "100,000) than one policy may, or a YAML file has more than POLICYCTL_MAX_YAML_NODES "
+        "(50,000) nodes. Within these limits every command stays inside 10 s of CPU and 1 GiB "
         "of memory; beyond them the policy is refused at the first item over the limit, "
         "rather than loaded slowly. Split the policy, write large generated policies as JSON, "
         "or raise the setting.",

@@ -26,12 +26,12 @@ class Limits:
     #: What one policy may hold (after `extends` merging). Each command's time grows with
     #: these, and within them every command stays inside its budget (10 s CPU, 1 GiB):
     #: agent entries, `toolsBySender` keys of all maps, entries of all tool lists
-    max_agents: int = 10_000
-    max_sender_keys: int = 100_000
-    max_entries: int = 150_000
+    max_agents: int = 5_000
+    max_sender_keys: int = 50_000
+    max_entries: int = 100_000
     #: nodes of a YAML file: the YAML parser costs ~20x what the JSON reader does per node,
     #: so large generated policies are written as JSON (which `max_nodes` bounds)
-    max_yaml_nodes: int = 150_000
+    max_yaml_nodes: int = 50_000
 
 
 @lru_cache(maxsize=1)

@@ -68,11 +68,12 @@ def _agents_at_limit() -> str:
 
 
 def _scale_at_limit() -> str:
-    # bench/bench_scale.py's largest policy: every agent and sender key the limits allow
+    # bench/bench_scale.py's policy shape, as large as the limits allow
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     from bench_scale import generate
 
-    return json.dumps(generate(LIMITS.max_agents))
+    # (10 sender keys per agent, and one per tenth agent's group)
+    return json.dumps(generate(min(LIMITS.max_agents, LIMITS.max_sender_keys * 10 // 101)))
 
 
 def _yaml_at_limit() -> str:
@@ -107,14 +108,16 @@ INPUTS: dict[str, Callable[[], str]] = {
     "senders-at-limit.json": lambda: json.dumps(
         {
             "tools": {
-                "toolsBySender": {
-                    f"id:{i}": {"deny": ["x"]} for i in range(LIMITS.max_sender_keys)
-                }
+                "toolsBySender": {f"id:{i}": {"deny": ["x"]} for i in range(LIMITS.max_sender_keys)}
             }
         }
     ),
     "scale-at-limit.json": _scale_at_limit,
     "yaml-at-limit.yaml": _yaml_at_limit,
+    # TOML is read by tomllib (pure Python): 5 MiB of the shortest entries TOML can write
+    "deny-entries.toml": lambda: (
+        "[tools]\ndeny = [" + ",".join(['"a"'] * (MAX_FILE_BYTES // 4 - 8)) + "]\n"
+    ),
 }
 COMMANDS = {
     "validate": ["validate", "{file}"],
