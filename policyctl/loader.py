@@ -235,6 +235,7 @@ class _YamlReader:
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.total = 0
+        self.written = 0
         self.aliased = 0
         self.root: Any = None
         self.documents = 0
@@ -308,7 +309,7 @@ class _YamlReader:
                     self.src(event),
                     fix="write the repeated parts out, or raise POLICYCTL_MAX_ALIAS_NODES",
                 )
-            self.count(size, event)
+            self.count(size, event, alias=True)
             self.emit(value, self.src(event), size, counted=True)
         elif kind == "DocumentStartEvent":
             self.documents += 1
@@ -333,9 +334,11 @@ class _YamlReader:
                 fix="remove the tag; policy values are plain strings, lists and mappings",
             )
 
-    def count(self, size: int, event: Any) -> None:
+    def count(self, size: int, event: Any, alias: bool = False) -> None:
         self.total += size
-        if self.total > self.limits.max_yaml_nodes:
+        if not alias:  # written out, not aliased (aliases have their own budget)
+            self.written += size
+        if self.written > self.limits.max_yaml_nodes:
             raise _fail(
                 "PC117",
                 f"more than {self.limits.max_yaml_nodes} YAML nodes",
