@@ -128,10 +128,15 @@ COMMANDS = {
     "compile": ["compile", "{file}"],
 }
 # Known to exceed the budget, or to sit at its edge: tracked here, not hidden (those at the
-# edge pass on some runs and are reported as XPASS). None since the size limits (PC117): the
-# 5 MiB files are refused in 1-4 s of CPU, and the heaviest cases within the limits measured
-# 4-7.5 s of CPU on a heavily loaded 2-core machine (scale-at-limit compile, 7.4 s, 610 MB).
-OVER_BUDGET: set[tuple[str, str]] = set()
+# edge pass on some runs and are reported as XPASS). Since the size limits (PC117) the 5 MiB
+# files are refused in 1-4 s of CPU, and most cases within the limits measured 4-7.5 s of CPU
+# on a heavily loaded 2-core machine (scale-at-limit compile: 7.4 s, 610 MB). Left:
+# `diff` of bench_scale's shape at the limits ran 78 s of CPU without finishing (its context
+# walk, not loading); `matrix` shares that walk and was not measured.
+OVER_BUDGET: set[tuple[str, str]] = {
+    ("scale-at-limit.json", "diff"),
+    ("scale-at-limit.json", "matrix"),
+}
 DEFAULT = {
     ("alias-bomb.yaml", "validate"),
     ("alias-bomb-2m.yaml", "validate"),
