@@ -8,6 +8,7 @@ An operator catalog may `extends` a built-in one to add tools and profiles.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -278,10 +279,31 @@ def _derive(files: list[CatalogFile]) -> Catalog:
     )
 
 
-def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
+def _builtin_file(text: str) -> CatalogFile | None:
+    """A built-in catalog, parsed without source positions (they only serve diagnostics, and
+    locating every value costs more than the rest of reading it). None if it has a problem
+    after all: the located reading then reports it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+
+    try:
+        parsed = CatalogFile.model_validate(tomllib.loads(text))
+    except (tomllib.TOMLDecodeError, ValidationError):
+        return None
+    return None if any(ascii_problem(fold(row.id)) for row in parsed.tools) else parsed
+
+
+def _read_catalog_file(
+    path: Path, limits: Limits, shown: str, builtin: bool = False
+) -> CatalogFile:
     from .schema_errors import diagnostics_from_validation
 
     text = read_text(path, limits, shown)
+    fast = _builtin_file(text) if builtin else None
+    if fast is not None:
+        return fast
     located = parse_text(text, shown, detect_format(str(path)), limits)
     data, index = flatten(located)
     try:
@@ -312,7 +334,7 @@ def _read_catalog_file(path: Path, limits: Limits, shown: str) -> CatalogFile:
 @lru_cache(maxsize=8)
 def builtin_catalog(name: str) -> Catalog:
     path = data_dir("profiles") / f"{name}.toml"
-    return _derive([_read_catalog_file(path, Limits(), f"<catalog {name}>")])
+    return _derive([_read_catalog_file(path, Limits(), f"<catalog {name}>", builtin=True)])
 
 
 def load_catalog(
@@ -376,7 +398,7 @@ def load_catalog(
             seen.add(base_path.resolve())
             if roots is not None:
                 _confine(base_path, roots, Source(str(path), 1, 1))
-        current = _read_catalog_file(base_path, limits, shown)
+        current = _read_catalog_file(base_path, limits, shown, parent in BUILTIN_CATALOGS)
         chain.append(current)
     return _derive(list(reversed(chain)))
 

@@ -5,7 +5,6 @@
   again after the global deny already removes them (PC413);
 - `write` denied while `apply_patch` stays reachable (PC404);
 - a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
-- `group:x` naming no group (PC320, an error: groups are a closed set);
 - an allow glob meant for a plugin or MCP server that also grants core tools (PC431);
 - a group sender rule that shadows the group's tools (PC430, `shadowing.py`), an agent sender
   rule that shadows a global one (PC436);
@@ -27,9 +26,10 @@ from .entries import PLUGINS_GROUP, Entry, EntryList
 from .inventory import MCP_PLUGIN_ID, Inventory
 from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
+from .matrixwalk import DistinctRun, distinct_runs
 from .names import Glob, fold, is_glob
 from .reach import unreachable_entries
-from .resolve import NoCallableToolsError, decide, default_inventory, resolve
+from .resolve import Resolution, decide, default_inventory
 from .shadowing import shadowed_global_senders, shadowed_group_tools
 
 
@@ -147,33 +147,6 @@ class _Universe:
         return f'did you mean "{best}"?' if best else None
 
 
-def _is_unknown_group(entry: Entry, universe: _Universe) -> bool:
-    return entry.text.startswith("group:") and entry.text not in (
-        *universe.catalog.groups,
-        PLUGINS_GROUP,
-    )
-
-
-def _unknown_groups(lst: EntryList, universe: _Universe) -> Iterator[Diagnostic]:
-    """Semantics 4: groups are a closed set, so an unknown `group:x` is an error in any list
-    (a deny that names a group no one defined protects nothing)."""
-    known = [*universe.catalog.groups, PLUGINS_GROUP]
-    for entry in _config_entries(lst):
-        if _is_unknown_group(entry, universe):
-            # compare the names after "group:", or every group looks alike
-            near = did_you_mean(entry.text.removeprefix("group:"), [g[6:] for g in known])
-            best = f"group:{near}" if near else None
-            yield Diagnostic.make(
-                "PC320",
-                f'unknown group "{entry.raw.strip()}" in {list_path(entry.key)}: groups are '
-                f"the catalog's ({', '.join(sorted(universe.catalog.groups))}) and "
-                f"{PLUGINS_GROUP}",
-                entry.source,
-                entry.key,
-                f'did you mean "{best}"?' if best else "name the tools, or a group listed above",
-            )
-
-
 def _glob_grants_core_tools(lst: EntryList, universe: _Universe) -> Iterator[Diagnostic]:
     """An allow glob whose stem is a declared MCP server or plugin (`github_*` next to the MCP
     server `github`) that also matches core tools grants more than it was written for."""
@@ -231,13 +204,9 @@ def check_policy(
         out.append(Diagnostic(d.code, d.message, d.source, d.path, d.fix, severity or d.severity))
 
     for scope in scopes:
-        for lst in (*scope.allows, *((scope.deny,) if scope.deny is not None else ())):
-            out.extend(_unknown_groups(lst, universe))
         for lst in scope.allows:
             out.extend(_glob_grants_core_tools(lst, universe))
             for entry in _config_entries(lst):
-                if _is_unknown_group(entry, universe):
-                    continue
                 if not universe.knows(entry):
                     add(
                         "PC410",
@@ -249,8 +218,6 @@ def check_policy(
                     )
         if scope.deny is not None:
             for entry in _config_entries(scope.deny):
-                if _is_unknown_group(entry, universe):
-                    continue
                 if not universe.knows(entry):
                     add(
                         "PC411",
@@ -267,8 +234,9 @@ def check_policy(
     out.extend(shadowed_group_tools(policy, inventory, strict=strict))
     out.extend(shadowed_global_senders(policy, inventory, strict=strict))
     matrix = context_matrix(policy, max_contexts)
-    out.extend(unreachable_entries(policy, inventory, matrix))
-    out.extend(_empty_contexts(policy, matrix))
+    runs = distinct_runs(policy, matrix)  # both walks ask each distinct run once
+    out.extend(unreachable_entries(policy, inventory, matrix, runs))
+    out.extend(_empty_contexts(policy, matrix, runs))
     # an alsoAllow list is read twice (profile layer, and its own scope): report it once
     return list(dict.fromkeys(out))
 
@@ -377,10 +345,13 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
     )
 
 
-def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnostic]:
+def _empty_contexts(
+    policy: CompiledPolicy, matrix: Matrix, runs: list[DistinctRun]
+) -> Iterator[Diagnostic]:
     """PC308 for every matrix context left with no tools, one diagnostic per set of layers
     that empties them, with the count and the contexts (a run that fails closed by design,
-    a scheduled run in a deleted account (PC409), is not a finding)."""
+    a scheduled run in a deleted account (PC409), is not a finding). Contexts that resolve
+    alike (`runs`) are decided once."""
     if matrix.sampled:
         yield Diagnostic.make(
             "PC415",
@@ -389,17 +360,16 @@ def _empty_contexts(policy: CompiledPolicy, matrix: Matrix) -> Iterator[Diagnost
             "to check them all",
         )
     found: dict[tuple[str, ...], list[str]] = {}
-    first: dict[tuple[str, ...], NoCallableToolsError] = {}
-    for cell in matrix.contexts:
-        try:
-            resolve(policy, cell.context)
-        except NoCallableToolsError as exc:
-            if any(w.code == "PC409" for w in exc.resolution.warnings):
-                continue
-            found.setdefault(exc.labels, []).append(cell.label)
-            first.setdefault(exc.labels, exc)
+    first: dict[tuple[str, ...], Resolution] = {}
+    for run in runs:
+        res = run.resolution
+        labels = tuple(res.emptied_by())
+        if not labels or any(w.code == "PC409" for w in res.warnings):
+            continue
+        found.setdefault(labels, []).extend(run.labels)
+        first.setdefault(labels, res)
     for labels, contexts in found.items():
-        res = first[labels].resolution
+        res = first[labels]
         hit = next((r for r in res.removed if r.kind == "allow" and r.label == labels[0]), None)
         yield Diagnostic.make(
             "PC308",

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from .assemble import Assembler, ScopeLayers
 from .catalog import Catalog
+from .closedgroups import is_unknown_group, unknown_group_problem
 from .compiled import (
     AgentPolicy,
     ChannelPolicy,
@@ -59,6 +60,8 @@ __all__ = [
 ]
 
 DocPath = tuple[str | int, ...]
+#: a did-you-mean costs up to a millisecond; past this many problems in a file, none is offered
+_SUGGESTIONS = 100
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -117,6 +120,13 @@ class _Compiler:
                     fix="retype the entry in plain ASCII",
                 )
                 continue
+            if origin == "config" and is_unknown_group(norm, self.catalog):
+                suggest = len(self.problems) < _SUGGESTIONS
+                message, fix = unknown_group_problem(
+                    text, norm, format_path(path), self.catalog, suggest
+                )
+                self.report("PC320", message, (*path, i), fix=fix)
+                continue
             out.append(Entry(norm, text, f"{prefix}[{i}]", self.index.value((*path, i)), origin))
         return out
 
@@ -135,6 +145,7 @@ class _Compiler:
             [*extra, *self.entries(raw, path, origin, where)],
             self.catalog.groups,
             self.catalog.covers,
+            core=self.catalog.tool_ids,
         )
 
     def scope_policy(
@@ -274,9 +285,9 @@ class _Compiler:
                 else None,
                 self.scope_policy(ptc, ppath, f"{prefix}tools.byProvider.allow"),
             )
-        senders = self.senders(
-            tc.tools_by_sender, (*path, "toolsBySender"), f"{prefix}tools.toolsBySender"
-        )
+        # OpenClaw's label for layer 8 whichever table matched (semantics 7); the scope
+        # (`agents.entries.<id>.tools.toolsBySender["*"]`) says which one
+        senders = self.senders(tc.tools_by_sender, (*path, "toolsBySender"), "tools.toolsBySender")
         sandbox = None
         if tc.sandbox is not None and tc.sandbox.tools is not None:
             st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
@@ -306,7 +317,8 @@ class _Compiler:
     def group(self, gc: GroupConfig, path: DocPath) -> GroupPolicy:
         return GroupPolicy(
             self.scope_policy(gc.tools, (*path, "tools"), "group tools.allow"),
-            self.senders(gc.tools_by_sender, (*path, "toolsBySender"), "group tools.toolsBySender"),
+            # a group's sender rule is layer 7, labelled as OpenClaw labels the group layer
+            self.senders(gc.tools_by_sender, (*path, "toolsBySender"), "group tools.allow"),
         )
 
     def groups(
@@ -454,7 +466,8 @@ def compile_document(
     session = doc.session
     errors = [d for d in c.problems if d.severity is Severity.ERROR]
     if errors:
-        raise PolicyError(c.problems)
+        # an alsoAllow list is read twice (profile layer, and its own scope): report it once
+        raise PolicyError(list(dict.fromkeys(c.problems)))
     assembler = Assembler(catalog, global_tools)
     # An agent without an entry (or a run with no agent) falls back to agents.defaults.tools;
     # an agent whose entry has no `tools` has no agent scope at all.

@@ -99,6 +99,8 @@ class SessionInfo:
 
 
 _GROUP_KINDS = ("group", "channel")
+#: a direct-message session: it names the channel (and account) but no group
+_DM_KINDS = ("dm", "direct")
 
 
 def parse_session_key(key: str | None) -> SessionInfo:
@@ -106,7 +108,9 @@ def parse_session_key(key: str | None) -> SessionInfo:
 
     `agent:<id>:<rest>` where rest is the main key (`main`), `<channel>:group:<id>`,
     `<channel>:<account>:group:<id>`, `<channel>:channel:<id>`, `<channel>:dm:<peer>`,
-    `subagent:<uuid>` (nested: `subagent:<a>:subagent:<b>`) or `cron:<job>`.
+    `<channel>:<account>:dm:<peer>` (`direct` for `dm` alike), `subagent:<uuid>` (nested:
+    `subagent:<a>:subagent:<b>`) or `cron:<job>`. A group or DM key names its channel (and
+    account) whatever the caller says: the key is the authority (semantics 7.10).
     """
     if not key:
         return SessionInfo()
@@ -125,10 +129,12 @@ def parse_session_key(key: str | None) -> SessionInfo:
     channel = account = group = None
     if not is_subagent and len(segments) >= 3:
         for i in (1, 2):
-            if i < len(segments) - 1 and segments[i].lower() in _GROUP_KINDS:
+            kind = segments[i].lower() if i < len(segments) - 1 else ""
+            if kind in _GROUP_KINDS or kind in _DM_KINDS:
                 channel = segments[0].strip().lower() or None
                 account = segments[1] if i == 2 else None
-                group = ":".join(segments[i + 1 :]) or None
+                if kind in _GROUP_KINDS:
+                    group = ":".join(segments[i + 1 :]) or None
                 break
     return SessionInfo(agent, channel, account, group, depth, is_subagent)
 

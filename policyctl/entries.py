@@ -8,7 +8,8 @@ operator wrote and where.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import weakref
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -48,7 +49,7 @@ class Signature:
     signatures match the same tools, so 50,000 sender rules that all deny `exec` share one
     verdict, and looking one up never rehashes a long list."""
 
-    __slots__ = ("_hash", "texts")
+    __slots__ = ("__weakref__", "_hash", "texts")
 
     def __init__(self, texts: tuple[str, ...]) -> None:
         self.texts = texts
@@ -64,6 +65,23 @@ class Signature:
 
 
 EMPTY_SIGNATURE = Signature(())
+
+#: one Signature per distinct list content while any list holds it: 100,000 sender rules
+#: that deny `exec` hold one, and a verdict lookup then compares it by identity
+_SIGNATURES: weakref.WeakValueDictionary[tuple[str, ...], Signature]
+_SIGNATURES = weakref.WeakValueDictionary()
+
+
+def signature_of(texts: tuple[str, ...]) -> Signature:
+    """The shared signature of these texts (a race may make two equal ones: both are right)."""
+    found = _SIGNATURES.get(texts)
+    if found is None:
+        found = _SIGNATURES.setdefault(texts, Signature(texts))
+    return found
+
+
+#: the index of a list that names nothing of that kind (one object for all of them)
+NO_HITS: Mapping[str, Hit] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +142,13 @@ def build_list(
     groups: Mapping[str, tuple[str, ...]],
     covers: Mapping[str, tuple[str, ...]],
     base: EntryList | None = None,
+    core: Container[str] = (),
 ) -> EntryList:
     """Expand static groups and covers, index literals, compile globs; first occurrence wins.
+
+    `core` (the catalog's tool ids) are never indexed as plugin ids: an inventory refuses a
+    plugin whose id is a core tool's name (PC383), so such an index entry could never match,
+    and 100,000 sender rules that deny `exec` would each keep one.
 
     With `base`, the result is `base`'s entries followed by `entries`, built by copying base's
     indexes rather than expanding its entries again (a profile shared by many agents)."""
@@ -180,17 +203,18 @@ def build_list(
             for member in covers.get(text, (text,)):
                 names.setdefault(member, Hit(order, entry, text if member != text else None))
             # A literal that is not a core tool may be a plugin id (`bundle-mcp`, `voice`).
-            plugin_ids.setdefault(text, Hit(order, entry, text))
+            if text not in core:
+                plugin_ids.setdefault(text, Hit(order, entry, text))
     return EntryList(
         key,
         source,
         tuple(kept),
-        MappingProxyType(names),
-        MappingProxyType(plugin_ids),
+        MappingProxyType(names) if names else NO_HITS,
+        MappingProxyType(plugin_ids) if plugin_ids else NO_HITS,
         all_plugins,
         wildcard,
         tuple(globs),
-        Signature(tuple(e.text for e in kept)),
+        signature_of(tuple(e.text for e in kept)),
         GlobIndex((hit.order, glob) for glob, hit in globs)
         if len(globs) > GLOB_INDEX_MIN
         else None,

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import weakref
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 
+from .bounded import BoundedCache
 from .catalog import Catalog
 from .diagnostics import Diagnostic
 from .names import (
@@ -20,13 +23,58 @@ from .names import (
 MCP_PLUGIN_ID = "bundle-mcp"
 
 
-@dataclass(frozen=True, slots=True)
 class Tool:
-    """A tool of the run. `plugin_id` is None for core tools."""
+    """A tool of the run. `plugin_id` is None for core tools. Immutable.
+
+    Tools are interned: while one `Tool("read")` is alive, `Tool("read")` returns that same
+    object. So equal content is one object, equality and hashing are by identity (no field is
+    compared), and a list of tools is recognised by its items' identities in C
+    (`Inventory.of`), whichever list or registry carries them: a registry rebuilt with tools
+    of the same content hands over the same objects. The intern table holds tools weakly.
+    """
+
+    __slots__ = ("__weakref__", "name", "optional", "plugin_id")
+    __match_args__ = ("name", "plugin_id", "optional")
 
     name: str
-    plugin_id: str | None = None
-    optional: bool = False
+    plugin_id: str | None
+    optional: bool
+
+    def __new__(cls, name: str, plugin_id: str | None = None, optional: bool = False) -> Tool:
+        key = (name, plugin_id, optional)
+        found = _INTERNED.get(key)
+        if found is None:
+            with _INTERN_LOCK:  # two threads making the same tool get one object
+                found = _INTERNED.get(key)
+                if found is None:
+                    found = object.__new__(cls)
+                    object.__setattr__(found, "name", name)
+                    object.__setattr__(found, "plugin_id", plugin_id)
+                    object.__setattr__(found, "optional", bool(optional))
+                    _INTERNED[key] = found
+        return found
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        # a subclass would share the intern table and receive base-class objects
+        raise TypeError("Tool is final: it is interned by content")
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Tool], tuple[str, str | None, bool]]:
+        # a copy or an unpickled tool is interned again: still the one object of its content
+        return (Tool, (self.name, self.plugin_id, self.optional))
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, plugin_id={self.plugin_id!r}, optional={self.optional!r})"
+
+
+_INTERNED: weakref.WeakValueDictionary[tuple[str, str | None, bool], Tool]
+_INTERNED = weakref.WeakValueDictionary()
+_INTERN_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +111,28 @@ class Inventory:
         return found
 
     @staticmethod
+    def of(tools: Iterable[Tool], catalog: Catalog) -> Inventory:
+        """`build`, remembered: the same tools in the same order through the same catalog give
+        the inventory built before, found by the tools' identities (tools are interned, so a
+        new list of tools with equal content is the same key). What `resolve` does with a
+        plain list of tools, and what the runtime registry does after every change."""
+        given = tuple(tools)
+        key = (id(catalog), given)
+        try:
+            found = _BUILT.get(key)
+        except TypeError:  # not tools (unhashable stand-ins): built, never remembered
+            return Inventory.build(given, catalog)
+        # the entry holds its catalog, so no other catalog can have taken its id meanwhile
+        if found is not None and found[0] is catalog:
+            return found[1]
+        inventory = Inventory.build(given, catalog)
+        # only real tools are remembered: they are immutable and compare by identity, so a
+        # hit means the very same tools (a stand-in object could change after being seen)
+        if all(type(t) is Tool for t in given):
+            _BUILT.put(key, (catalog, inventory))
+        return inventory
+
+    @staticmethod
     def build(tools: Iterable[Tool], catalog: Catalog) -> Inventory:
         """Normalise names; a plugin tool that takes a core tool's name is dropped (PC405)."""
         kept: dict[str, Tool] = {}
@@ -81,8 +151,10 @@ class Inventory:
                 # for the real one: such a tool never enters a run.
                 conflicts.append(Diagnostic.make("PC301", f'tool "{tool.name}" dropped: {bad}'))
                 continue
-            own = fold(tool.plugin_id) if tool.plugin_id else None
-            syntax = entry_syntax(name, plugin_ids - {own} if own else plugin_ids)
+            plugin = fold(tool.plugin_id) if tool.plugin_id else None
+            # the other plugins' ids: a tool named like one would stand for all its tools
+            other = name in plugin_ids and name != plugin
+            syntax = entry_syntax(name, (name,) if other else ())
             if syntax:
                 # A tool named `*` or `group:plugins` would match more than itself wherever
                 # a list of names is read back as entries (semantics 7.10).
@@ -90,7 +162,6 @@ class Inventory:
                     Diagnostic.make("PC381", f'tool "{tool.name}" dropped: its name {syntax}')
                 )
                 continue
-            plugin = fold(tool.plugin_id) if tool.plugin_id else None
             if plugin is not None and plugin in core_names:
                 # `allow: [read]` would grant every tool of a plugin whose id is `read`.
                 conflicts.append(
@@ -135,7 +206,14 @@ class Inventory:
                         "the plugin tool is dropped",
                     )
                 )
-            kept[name] = Tool(name, plugin, tool.optional if plugin else False)
+            optional = tool.optional if plugin else False
+            normal = (
+                type(tool) is Tool
+                and tool.name == name
+                and tool.plugin_id == plugin
+                and tool.optional == optional
+            )
+            kept[name] = tool if normal else Tool(name, plugin, optional)
         ordered = tuple(kept.values())
         plugins = frozenset(t.plugin_id for t in ordered if t.plugin_id)
         prefixes = frozenset(
@@ -149,6 +227,11 @@ class Inventory:
 
     def __len__(self) -> int:
         return len(self.tools)
+
+
+#: inventories built from plain lists, per catalog: a runtime rebuilds few distinct ones, and
+#: each policy version's resolver (a hot reload makes a new one) finds them already built
+_BUILT: BoundedCache[tuple[int, tuple[Tool, ...]], tuple[Catalog, Inventory]] = BoundedCache(8)
 
 
 def core_tools(catalog: Catalog) -> list[Tool]:

@@ -24,7 +24,8 @@ from .explain import blockers_of, fix_for
 from .inventory import Inventory
 from .located import list_path
 from .matrix import Matrix
-from .resolve import Resolution, decide, resolve
+from .matrixwalk import DistinctRun
+from .resolve import Resolution, decide
 
 
 def _scope_policies(scope: ToolsScope) -> Iterator[LayerPolicy | None]:
@@ -103,8 +104,10 @@ def _states(policy: CompiledPolicy, inv: Inventory) -> dict[tuple[str, str], lis
 
 
 def unreachable_entries(
-    policy: CompiledPolicy, inventory: Inventory, matrix: Matrix
+    policy: CompiledPolicy, inventory: Inventory, matrix: Matrix, runs: list[DistinctRun]
 ) -> Iterator[Diagnostic]:
+    """`runs`: the matrix's contexts grouped by their layer plans (`distinct_runs`); a list is
+    judged once per distinct run, and once per set of earlier policies within them."""
     if matrix.sampled:
         return  # "in every run" cannot be claimed from a sample
     states = _states(policy, inventory)
@@ -112,13 +115,11 @@ def unreachable_entries(
         return
     cat = policy.catalog
     plugin_of = {t.name: t.plugin_id for t in inventory.tools}
-    # Contexts share their layer policies (plans are memoised): a list behind the same earlier
-    # policies is judged once. The key holds ids, so the policies are kept alive alongside.
+    # Runs share their layer policies (plans are memoised): a list behind the same earlier
+    # policies is judged once. The key holds ids; the runs keep the policies alive.
     judged: set[tuple[object, ...]] = set()
-    alive: list[object] = []
-    for cell in matrix.contexts:
-        res = resolve(policy, cell.context, inventory, require_tools=False)
-        plans = res.plans
+    for run in runs:
+        plans = run.resolution.plans
         for i, plan in enumerate(plans):
             lp = plan.policy
             allow = lp.allow if lp is not None else None
@@ -133,7 +134,6 @@ def unreachable_entries(
             if key in judged:
                 continue
             judged.add(key)
-            alive.append(earlier)
             for row in rows:
                 if row.reachable:
                     continue
@@ -142,7 +142,7 @@ def unreachable_entries(
                 ):
                     row.reachable = True
                 elif row.example is None:
-                    row.example = (res, plan.stage)
+                    row.example = (run.resolution, plan.stage)
     for rows in states.values():
         for row in rows:
             if row.seen and not row.reachable and row.example is not None:

@@ -84,7 +84,7 @@ def resolve(
     `require_tools=False`, which `explain` uses to show such a run). Inventories with the
     same tools share their cached work, whichever object carries them.
     """
-    return resolver_for(policy).resolve(context, inventory, require_tools=require_tools)
+    return resolver_for(policy).resolve_in(policy, context, inventory, require_tools)
 
 
 @dataclass(frozen=True, slots=True)

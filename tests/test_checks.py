@@ -71,22 +71,34 @@ def found(policy_text: str, make_policy: MakePolicy, code: str, **kw: object) ->
 
 
 def test_unknown_group_is_an_error_in_every_list(make_policy: MakePolicy) -> None:
+    """Semantics 4: groups are a closed set. The policy is refused where it is used (load),
+    with every unknown group located and a did-you-mean, as validate reports it."""
     text = (
         "tools:\n  allow: [read, 'group:fss']\n  deny: ['group:runtim']\n"
         "agents:\n  entries:\n    a: {tools: {alsoAllow: ['group:nope']}}\n"
     )
-    diags = [d for d in check_policy(make_policy(text)) if d.code == "PC320"]
-    assert [(d.path, d.severity.value, d.fix) for d in diags] == [
-        ("tools.allow[1]", "error", 'did you mean "group:fs"?'),
-        ("tools.deny[0]", "error", 'did you mean "group:runtime"?'),
-        ("agents.entries.a.tools.alsoAllow[0]", "error", "name the tools, or a group listed above"),
+    with pytest.raises(PolicyError) as err:
+        make_policy(text)
+    diags = err.value.diagnostics
+    assert [(d.code, d.path, d.severity.value, d.fix) for d in diags] == [
+        ("PC320", "tools.allow[1]", "error", 'did you mean "group:fs"?'),
+        ("PC320", "tools.deny[0]", "error", 'did you mean "group:runtime"?'),
+        (
+            "PC320",
+            "agents.entries.a.tools.alsoAllow[0]",
+            "error",
+            "name the tools, or a group listed above",
+        ),
     ]
-    # not reported twice as an unknown entry
-    assert not [d for d in check_policy(make_policy(text)) if d.code in ("PC410", "PC411")]
+    assert [d.source.line for d in diags if d.source] == [2, 3, 6]
     fixed = text.replace("group:fss", "group:fs").replace("group:runtim", "group:runtime")
-    assert [d.path for d in check_policy(make_policy(fixed)) if d.code == "PC320"] == [
-        "agents.entries.a.tools.alsoAllow[0]"
-    ]
+    with pytest.raises(PolicyError) as err:
+        make_policy(fixed)
+    assert [d.path for d in err.value.diagnostics] == ["agents.entries.a.tools.alsoAllow[0]"]
+    # the unknown entry is not reported twice (PC410/PC411) by validate
+    assert "PC410" not in {
+        d.code for d in check_policy(make_policy(fixed.replace("'group:nope'", "read")))
+    }
 
 
 def test_mistyped_sender_key_type_gets_the_right_fix(make_policy: MakePolicy) -> None:

@@ -116,8 +116,8 @@ INV = [
             "unless the plugin is enabled.",
         ),
         (
-            "['group:nope', read]",
-            "tools: tools.allow allowlist contains unknown entries (group:nope). "
+            "['nope_*', read]",
+            "tools: tools.allow allowlist contains unknown entries (nope_*). "
             "These entries won't match any tool unless the plugin is enabled.",
         ),
     ],

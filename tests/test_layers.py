@@ -230,6 +230,10 @@ def test_session_key_decides_the_group(make_policy: MakePolicy) -> None:
     # a DM session has no group: a caller-supplied group is ignored
     res = run(policy, session_key="agent:main:slack:dm:u1", channel="slack", group="C1")
     assert removed_at(res, "exec") is None
+    # a DM key names its channel: a caller's other channel is ignored, with a diagnostic
+    res = run(policy, session_key="agent:main:slack:dm:u1", channel="telegram")
+    assert res.context.channel == "slack"
+    assert any(w.code == "PC406" and "telegram" in w.message for w in res.warnings)
     # a spawned run takes channel and group from the spawning session's key
     res = run(policy, session_key="agent:main:subagent:x", spawned_by="agent:main:slack:group:C1")
     assert removed_at(res, "exec") == 7

@@ -86,8 +86,8 @@ def allowed(make_policy: MakePolicy, tools_yaml: str, inventory=INVENTORY) -> li
         ),
         # canvas also covers show_widget
         ("deny: [canvas]\nallow: [browser, canvas, show_widget]", ["browser"]),
-        # unknown group is a literal that matches nothing
-        ("allow: ['group:nope', read]", ["read", "skills_read"]),
+        # a glob that matches nothing (an unknown group:x is refused when loading)
+        ("allow: ['nope_*', read]", ["read", "skills_read"]),
     ],
 )
 def test_one_policy(make_policy: MakePolicy, config: str, expected: list[str]) -> None:

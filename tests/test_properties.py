@@ -39,7 +39,7 @@ ENTRIES = [
     "sessions_*",
     "bash",
     "unknown_tool",
-    "group:nope",
+    "nope_*",  # matches nothing (an unknown group:x is refused when loading)
 ]
 
 entry_lists = st.lists(st.sampled_from(ENTRIES), max_size=6, unique=True)

@@ -14,7 +14,8 @@ from conftest import EXAMPLES
 
 from policyctl import Capture, Inventory, RunContext, Sender, Tool, load_policy, resolve
 from policyctl.api import load_policy_text
-from policyctl.pipeline.engine import BoundedCache, Resolver
+from policyctl.bounded import BoundedCache
+from policyctl.pipeline.engine import Resolver
 
 SCENARIO = EXAMPLES / "team.yaml"
 
@@ -177,3 +178,23 @@ def test_a_dropped_policy_takes_its_caches_with_it() -> None:
     gc.collect()
     assert ref() is None
     assert len(_resolvers) < count
+
+
+def test_a_scan_of_the_names_agrees_with_matching_each_name() -> None:
+    """Long inventories match `head*tail` globs by one scan of the names as one text; heads
+    and tails that overlap in a short name (`ab*ba` is not `aba`) included."""
+    import random
+
+    from policyctl.catalog import builtin_catalog
+    from policyctl.names import Glob
+    from policyctl.pipeline.match import InventoryIndex
+
+    catalog = builtin_catalog("openclaw")
+    rnd = random.Random(3)
+    names = sorted({"".join(rnd.choices("ab_", k=rnd.randint(1, 7))) for _ in range(1500)})
+    index = InventoryIndex.build(Inventory.build([Tool(n, "p") for n in names], catalog), catalog)
+    assert len(index.names) > 256
+    lines = index.lines()
+    for _ in range(2000):
+        glob = Glob.compile("".join(rnd.choices("ab_*", k=rnd.randint(1, 5))))
+        assert index.scan(glob, lines) == index.scan(glob, None), glob.pattern

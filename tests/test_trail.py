@@ -170,7 +170,7 @@ def test_explain_prints_the_shadowed_group_rule(
     argv = ["explain", str(path), "--tool", "exec", "--channel", "slack", "--group", "C0SUPPORT"]
     assert main([*argv, "--trail"]) == 0
     out = capsys.readouterr().out
-    assert "[ 7] group tools.toolsBySender: applied, kept exec" in out
+    assert "[ 7] group tools.allow: applied, kept exec" in out
     assert "group C0SUPPORT tools skipped: group C0SUPPORT toolsBySender" in out
 
 

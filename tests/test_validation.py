@@ -77,9 +77,16 @@ def test_duplicate_keys_do_not_hide_schema_and_semantic_problems(tmp_path: Path)
     from policyctl import load_policy
     from policyctl.diagnostics import PolicyError
 
-    yaml = "tools:\n  deny: [exec]\n  deny: [write]\n  denny: [x]\n  allow: ['group:nope']\n"
+    yaml = "tools:\n  deny: [exec]\n  deny: [write]\n  denny: [x]\n  allow: ['group:nope', exec]\n"
     path = write(tmp_path, "d.yaml", yaml)
-    assert sorted(codes(path)) == [("PC104", 3), ("PC201", 4), ("PC308", 5), ("PC320", 5)]
+    # schema (PC201), compile (PC320) and semantic checks (PC308, PC412) all report
+    assert sorted(codes(path)) == [
+        ("PC104", 3),
+        ("PC201", 4),
+        ("PC308", 5),
+        ("PC320", 5),
+        ("PC412", 5),
+    ]
     # a policy with a duplicate key is still refused where it is used
     with pytest.raises(PolicyError) as err:
         load_policy(path)

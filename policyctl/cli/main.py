@@ -31,22 +31,25 @@ from .output import SafeStream
 #: print policies, `compile` a bundle, `schema` a JSON Schema)
 FILE_OUTPUT = frozenset({"fmt", "import", "compile", "schema"})
 
-SUBCOMMANDS = (
-    validate,
-    policytest,
-    resolve,
-    explain,
-    simulate,
-    matrix,
-    diff,
-    compile,
-    schema,
-    fmt,
-    import_cmd,
-)
+#: every subcommand by name, in the order --help lists them
+SUBCOMMANDS = {
+    "validate": validate,
+    "test": policytest,
+    "resolve": resolve,
+    "explain": explain,
+    "simulate": simulate,
+    "matrix": matrix,
+    "diff": diff,
+    "compile": compile,
+    "schema": schema,
+    "fmt": fmt,
+    "import": import_cmd,
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line parser; with `only`, just that subcommand's (building all eleven
+    costs more than a short command's own work: start-up must stay fast)."""
     parser = argparse.ArgumentParser(
         prog="policyctl",
         description="Compile agent tool policies into an eleven-layer pipeline; resolve, "
@@ -55,8 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"policyctl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in SUBCOMMANDS:
-        module.add_parser(sub)
+    for name, module in SUBCOMMANDS.items():
+        if only is None or name == only:
+            module.add_parser(sub)
     return parser
 
 
@@ -72,8 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    # `policyctl resolve ...`: the other subcommands cannot take part in parsing it
+    parser = build_parser(given[0] if given and given[0] in SUBCOMMANDS else None)
+    args = parser.parse_args(given)
     if args.command in FILE_OUTPUT and isinstance(sys.stdout, SafeStream):
         # what these print is a file (a policy, a bundle, a schema): byte for byte, as data
         sys.stdout = sys.stdout.raw

@@ -1,35 +1,31 @@
 """The engine: one `Resolver` per compiled policy, owning every cache a resolve fills.
 
 The compiled policy is immutable; everything learnt while resolving lives here, in bounded
-caches that are safe under threads:
-
-- a value is built completely before it is stored, and stored by one dictionary assignment,
-  so a reader sees a whole entry or none;
-- eviction never iterates or deletes: a cache has two generations, and when the young one is
-  full it becomes the old one (the previous old one is dropped). A read consults both; a hit
-  in the old generation is promoted. Nothing can raise `RuntimeError` or `KeyError`;
-- writes take a lock (one per cache); reads take none.
+caches that are safe under threads (`bounded.BoundedCache`: a reader sees a whole entry or
+none, eviction drops a generation and cannot raise, writes lock, reads do not).
 
 Per inventory (keyed by `Inventory.fingerprint`, a SHA-256 digest computed once per inventory
 object): the index, the glob masks, the verdict of every layer policy, and the answers.
-Evicting an inventory evicts everything learnt about it.
+Evicting an inventory evicts everything this resolver learnt about it (its index stays in
+the shared table below, bounded on its own).
 
 Memory ceiling, with the default bounds: at most 2 x 8 inventories, each keeping at most
 2 x 2,048 answers (~0.5 KB each: the audit trail is built per `Resolution`, never cached),
 2 x 4,096 sender completions and verdicts (a few integers each) and its index (~0.3 KB per
-tool); plus 2 x 8,192 context shapes (~2 KB each). That is about 80 MB in the worst case for
+tool); plus 2 x 8,192 context shapes (~2 KB each); plus, per process, 2 x 8 inventory indexes
+shared by the resolvers of a catalog and 2 x 8 inventories built from plain lists
+(`Inventory.of`). That is about 80 MB in the worst case for
 inventories of 2,000 tools; measured: 16 such inventories with 300 contexts each keep 11 MB,
 and 10,000 distinct catalog-sized inventories keep a few MB (tests/test_resolver.py).
 """
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Generic, TypeVar
 
+from ..bounded import BoundedCache
 from ..catalog import Catalog
 from ..compiled import CompiledPolicy, LayerPolicy
 from ..context import RunContext, Sender, SessionInfo, parse_session_key
@@ -41,41 +37,6 @@ from .layers import PER_SENDER, LayerPlan
 from .match import InventoryIndex
 from .result import Answer, NoCallableToolsError, Resolution
 from .select import Shape, build_shape, plans_for
-
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class BoundedCache(Generic[K, V]):
-    """At most `2 * half` entries; see the module docstring for why it cannot raise."""
-
-    __slots__ = ("_half", "_lock", "_old", "_young")
-
-    def __init__(self, half: int) -> None:
-        self._half = half
-        self._young: dict[K, V] = {}
-        self._old: dict[K, V] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: K) -> V | None:
-        found = self._young.get(key)
-        if found is None:
-            found = self._old.get(key)
-            if found is not None:
-                self.put(key, found)
-        return found
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            young = self._young
-            if len(young) >= self._half:
-                self._old = young
-                self._young = young = {}
-            young[key] = value
-
-    def __len__(self) -> int:
-        return len(self._young) + len(self._old)
-
 
 _KEEP = (0, 0)
 #: below this many tools a glob is matched name by name (building one text costs more)
@@ -97,8 +58,8 @@ class InventoryCache:
         "verdicts",
     )
 
-    def __init__(self, index: InventoryIndex, catalog: Catalog, answers: int) -> None:
-        self.index = index
+    def __init__(self, shared: _SharedIndex, catalog: Catalog, answers: int) -> None:
+        self.index = shared.index
         self.catalog = catalog
         self.globs: BoundedCache[str, int] = BoundedCache(4096)
         self.verdicts: BoundedCache[tuple[object, ...], tuple[int, int]] = BoundedCache(4096)
@@ -108,15 +69,12 @@ class InventoryCache:
         self.answers: BoundedCache[RunContext, Answer] = BoundedCache(answers)
         #: allowed names per mask: thousands of contexts share a handful of answers
         self.allowed: BoundedCache[int, tuple[str, ...]] = BoundedCache(1024)
-        self._lines: tuple[str, Mapping[int, int]] | None = None
+        self._lines = shared.lines
 
     def glob_mask(self, glob: Glob) -> int:
         found = self.globs.get(glob.pattern)
         if found is None:
-            lines = self._lines
-            if lines is None and len(self.index.names) > _LINES_MIN:
-                lines = self._lines = self.index.lines()
-            found = self.index.scan(glob, lines)
+            found = self.index.scan(glob, self._lines)
             self.globs.put(glob.pattern, found)
         return found
 
@@ -140,6 +98,33 @@ class InventoryCache:
             found = self.index.verdict(lp, self.catalog, self)
             self.verdicts.put(key, found)
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class _SharedIndex:
+    """An inventory seen through a catalog, with its names as one text for glob scans (worth
+    it beyond `_LINES_MIN` tools). Depends on nothing else: every resolver of the catalog
+    shares it, so the first resolve after a hot reload finds it built."""
+
+    catalog: Catalog
+    index: InventoryIndex
+    lines: tuple[str, Mapping[int, int]] | None
+
+    @staticmethod
+    def of(inventory: Inventory, catalog: Catalog) -> _SharedIndex:
+        key = (id(catalog), inventory.fingerprint)
+        found = _INDEXES.get(key)
+        # the entry holds its catalog, so no other catalog can have taken its id meanwhile
+        if found is None or found.catalog is not catalog:
+            index = InventoryIndex.build(inventory, catalog)
+            lines = index.lines() if len(index.names) > _LINES_MIN else None
+            found = _SharedIndex(catalog, index, lines)
+            _INDEXES.put(key, found)
+        return found
+
+
+#: a few inventories' indexes per process (a runtime has few distinct inventories at a time)
+_INDEXES: BoundedCache[tuple[int, bytes], _SharedIndex] = BoundedCache(8)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +212,8 @@ class Resolver:
         self._shapes: BoundedCache[Facts, Shape] = BoundedCache(shapes)
         self._keys: BoundedCache[str, SessionInfo] = BoundedCache(shapes)
         self._default = self._inventory_cache(policy.default_inventory)
+        #: the inventory object resolved against last, and its cache: found by identity
+        self._last: tuple[object, InventoryCache] = (policy.default_inventory, self._default)
 
     @property
     def policy(self) -> CompiledPolicy:
@@ -246,21 +233,39 @@ class Resolver:
 
         Raises `NoCallableToolsError` when explicit allow lists leave no tools (unless
         `require_tools=False`, which `explain` uses to show such a run)."""
+        return self.resolve_in(self.policy, context, inventory, require_tools)
+
+    def resolve_in(
+        self,
+        policy: CompiledPolicy,
+        context: RunContext | None,
+        inventory: Inventory | Iterable[Tool] | None,
+        require_tools: bool,
+    ) -> Resolution:
+        """`resolve` with this resolver's policy already in hand (`policyctl.resolve` has it:
+        one weak-reference read fewer on every resolve)."""
         ctx = context if context is not None else _EMPTY_CONTEXT
         if inventory is None:
             cache = self._default
         else:
-            inv = (
-                inventory
-                if isinstance(inventory, Inventory)
-                else Inventory.build(inventory, self._catalog)
-            )
-            cache = self._inventory_cache(inv)
-        answer = cache.answers.get(ctx)
+            last = self._last
+            if last[0] is inventory:  # a runtime resolves against the same inventory object
+                cache = last[1]
+            else:
+                inv = (
+                    inventory
+                    if isinstance(inventory, Inventory)
+                    else Inventory.of(inventory, self._catalog)
+                )
+                cache = self._inventory_cache(inv)
+                if inv is inventory:
+                    self._last = (inv, cache)  # one assignment: readers see a whole pair
+        answers = cache.answers
+        answer = answers.young_get(ctx) or answers.get(ctx)
         if answer is None:
             answer = self._answer(ctx, cache)
-            cache.answers.put(ctx, answer)
-        res = Resolution(answer, self.policy)
+            answers.put(ctx, answer)
+        res = Resolution(answer, policy)
         if require_tools and answer.emptied:
             raise NoCallableToolsError(res, answer.emptied)
         return res
@@ -272,7 +277,7 @@ class Resolver:
         found = self._inventories.get(fp)
         if found is None:
             found = InventoryCache(
-                InventoryIndex.build(inv, self._catalog), self._catalog, self._answers
+                _SharedIndex.of(inv, self._catalog), self._catalog, self._answers
             )
             self._inventories.put(fp, found)
         return found

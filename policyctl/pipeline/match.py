@@ -124,9 +124,12 @@ class InventoryIndex:
         return 0 if pos is None else 1 << pos
 
     def lines(self) -> tuple[str, Mapping[int, int]]:
-        """The names as one newline-separated text, and each line's offset -> position (the
-        engine keeps it): a glob without middle parts is then one regular-expression scan."""
-        text = "\n".join(self.names)
+        """The names as one text, each line between newlines (one before the first, one after
+        the last), and the offset of each line's leading newline -> position (the engine keeps
+        it): a glob without middle parts is then one regular-expression scan for a literal
+        `\n<head>`, which the expression engine finds by a fast substring search rather than
+        by trying a match at every character, as a multiline `^` would."""
+        text = "\n" + "\n".join(self.names) + "\n"
         offsets = [0, *accumulate(len(n) + 1 for n in self.names)][:-1]
         return text, dict(zip(offsets, range(len(self.names)), strict=True))
 
@@ -143,9 +146,10 @@ class InventoryIndex:
                 pos = self.position.get(glob.pattern)
                 hits = [] if pos is None else [pos]
             else:
-                expr = f"^{re.escape(glob.head)}[^\n]*{re.escape(glob.tail)}$"
-                found = re.finditer(expr, text, re.MULTILINE)
-                hits = [at[m.start()] for m in found if len(m.group()) >= glob.min_length]
+                expr = f"\n{re.escape(glob.head)}[^\n]*{re.escape(glob.tail)}(?=\n)"
+                found = re.finditer(expr, text)
+                # a match is the line with its leading newline
+                hits = [at[m.start()] for m in found if len(m.group()) > glob.min_length]
         return mask_of(hits, len(self.names))
 
     def list_mask(self, lst: EntryList, memo: Memo) -> int:

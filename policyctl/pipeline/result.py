@@ -249,11 +249,24 @@ class Resolution:
         return trail
 
     def emptied_by(self) -> list[str]:
-        """Labels of the layers whose allow lists removed tools, when nothing is left."""
-        if self._a.alive or not self._a.index.full:
+        """Labels of the layers whose allow lists removed tools, when nothing is left.
+
+        Read from the verdict masks, not the trail (a run with no tools must stop at once, and
+        validate asks this of thousands of contexts): a tool a layer removes is an allow-list
+        removal exactly when no deny matched it (`decide` checks the deny first)."""
+        a = self._a
+        if a.alive or not a.index.full:
             return []
-        kinds = {(r.stage, r.kind) for r in self.removed}
-        return [t.label for t in self.layers if t.applied and (t.stage, "allow") in kinds]
+        owner, optional, provider = a.construction
+        alive = a.index.full & ~(owner | optional | provider)
+        labels: list[str] = []
+        for plan, (denied, missing) in zip(a.plans, a.verdicts, strict=True):
+            if plan.policy is None:
+                continue
+            if missing & ~denied & alive:
+                labels.append(plan.label)
+            alive &= ~(denied | missing)
+        return labels
 
     def capture(self) -> Capture:
         """What a child run (or a cron job this run creates) inherits (semantics 7.8).

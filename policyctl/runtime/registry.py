@@ -88,8 +88,11 @@ class PreparedCall:
 class ToolRegistry:
     def __init__(self, tools: list[RuntimeTool] | None = None) -> None:
         self._tools: dict[str, RuntimeTool] = {}
+        #: each registered tool as the inventory sees it, in registration order
+        self._inventory_tools: dict[str, Tool] = {}
         self._version = 0
-        self._inventory: Inventory | None = None
+        #: (catalog, inventory) of the current registry version
+        self._inventory: tuple[Any, Inventory] | None = None
         self._definitions: dict[tuple[int, int, str], tuple[Resolution, list[dict[str, Any]]]] = {}
         # refusals of a name a run does not have, per (version, resolution, name): a model that
         # repeats a refused call must not pay the policy's explanation each time
@@ -111,10 +114,14 @@ class ToolRegistry:
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
+        # made once per registration: inventory() only lists these (tools are interned, so an
+        # equal tool registered again, after an MCP reconnect, is the same object)
+        self._inventory_tools[tool.name] = Tool(tool.name, tool.plugin_id, tool.optional)
         self._changed()
 
     def unregister(self, name: str) -> None:
         if self._tools.pop(name, None) is not None:
+            del self._inventory_tools[name]
             self._changed()
 
     def _changed(self) -> None:
@@ -134,11 +141,13 @@ class ToolRegistry:
 
     def inventory(self, catalog: Any) -> Inventory:
         """The registered tools as the inventory a resolve runs against (built once per change)."""
-        if self._inventory is None:
-            self._inventory = Inventory.build(
-                [Tool(t.name, t.plugin_id, t.optional) for t in self._tools.values()], catalog
-            )
-        return self._inventory
+        found = self._inventory
+        if found is None or found[0] is not catalog:
+            # tools of the same content are the same interned objects: a registry rebuilt
+            # with the same tools (an MCP reconnect) finds the inventory already built
+            found = (catalog, Inventory.of(self._inventory_tools.values(), catalog))
+            self._inventory = found
+        return found[1]
 
     # -- what a run exposes ------------------------------------------------------------------
 

@@ -90,7 +90,17 @@ def test_a_plugin_id_that_is_entry_syntax_is_refused() -> None:
         assert any(d.code == "PC385" for d in exc.diagnostics)
     else:
         raise AssertionError("a plugin id bundle-mcp compiled")
-    policy = load_policy_text("catalog: openclaw\ntools: {allow: [read, bundle-mcp, 'group:x']}\n")
+    # an entry `group:x` naming such a plugin id is refused when loading (PC320, groups are a
+    # closed set); even `group:plugins`, which names every plugin tool, does not admit them
+    try:
+        load_policy_text("catalog: openclaw\ntools: {allow: [read, 'group:x']}\n")
+    except PolicyError as exc:
+        assert [d.code for d in exc.diagnostics] == ["PC320"]
+    else:
+        raise AssertionError("an unknown group compiled")
+    policy = load_policy_text(
+        "catalog: openclaw\ntools: {allow: [read, bundle-mcp, 'group:plugins']}\n"
+    )
     tools = [
         Tool("read"),
         Tool("deploy_prod", "bundle-mcp"),

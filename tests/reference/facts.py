@@ -2,7 +2,9 @@
 
 Session keys, as OpenClaw writes them: `agent:<agent>:<rest>` where `<rest>` is `main` (or the
 configured main key), `<channel>:group:<group>`, `<channel>:<account>:group:<group>`,
-`<channel>:dm:<peer>`, or `subagent:<id>[:subagent:<id>...]`. A bare key is `<rest>` alone.
+`<channel>:dm:<peer>`, `<channel>:<account>:dm:<peer>` (`direct` for `dm` alike), or
+`subagent:<id>[:subagent:<id>...]`. A bare key is `<rest>` alone. Only the group and DM shapes
+name a channel (`cron:<job>` or `dm:<peer>` do not).
 """
 
 from __future__ import annotations
@@ -29,14 +31,18 @@ def read_key(key: str) -> KeyFacts:
         agent, parts = parts[1], parts[2:]
     rest = ":".join(parts)
     channel = account = group = None
-    if parts and parts[0] not in ("main", "subagent") and len(parts) >= 2:
-        channel = parts[0]
-        if "group" in parts[1:]:
-            at = parts.index("group", 1)
-            if at == 2:
-                account = parts[1]
-            group = ":".join(parts[at + 1 :]) or None
+    if parts and parts[0] not in ("main", "subagent"):
+        # the first of parts 1-2 that says what the session is, with something after it
+        at = next((i for i in (1, 2) if i < len(parts) - 1 and parts[i] in _KINDS), None)
+        if at is not None:
+            channel = parts[0]
+            account = parts[1] if at == 2 else None
+            if parts[at] == "group":
+                group = ":".join(parts[at + 1 :]) or None
     return KeyFacts(agent, rest, channel, account, group)
+
+
+_KINDS = ("group", "dm", "direct")
 
 
 @dataclass(frozen=True)
@@ -101,8 +107,6 @@ def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = froz
         channel, account, group = ctx.channel, ctx.account, ctx.group
     else:
         channel, group = origin.channel or ctx.channel, origin.group
-        if group is None and "channel-only-from-group-keys" in quirks:
-            channel = ctx.channel
         account = origin.account or ctx.account
     mode = _sandbox_mode(doc, agent)
     main = _is_main_session(doc, agent, key, group)

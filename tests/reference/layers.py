@@ -108,9 +108,7 @@ def _group_candidates(group: str) -> list[str]:
     return out
 
 
-def group_policy(
-    catalog: Catalog, doc: dict[str, Any], facts: Facts, quirks: frozenset[str] = frozenset()
-) -> Policy | None:
+def group_policy(catalog: Catalog, doc: dict[str, Any], facts: Facts) -> Policy | None:
     """Section 7.4, including the fail-closed cron run on a deleted account."""
     channels = doc.get("channels") or {}
     channel = (channels.get(facts.channel) or {}) if facts.channel else {}
@@ -136,10 +134,7 @@ def group_policy(
             continue
         rule = sender_match(group.get("toolsBySender"), _sender(facts), facts.channel)
         if rule is not None:
-            hit = scope_policy(catalog, rule) or make_policy(catalog, None, [])
-            if "labels-name-the-sender-table" in quirks:
-                return replace(hit, label="group tools.toolsBySender")
-            return hit
+            return scope_policy(catalog, rule) or make_policy(catalog, None, [])
         # `tools: {}` is no policy (section 6), so it is no hit either: the `*` group decides
         tools = scope_policy(catalog, group.get("tools"))
         if tools is not None:
@@ -256,7 +251,7 @@ def layer_policies(
         scope_policy(catalog, global_match),
         scope_policy(catalog, agent_tools),
         scope_policy(catalog, agent_match),
-        group_policy(catalog, doc, facts, quirks),
+        group_policy(catalog, doc, facts),
         sender,
         _sandbox(catalog, agent_tools, global_tools) if facts.sandboxed else None,
         _subagent(catalog, facts, doc, global_tools) if facts.is_subagent else None,
@@ -265,9 +260,6 @@ def layer_policies(
     # an agent with no entry is governed by `agents.defaults.tools`, and labelled so
     entries = (doc.get("agents") or {}).get("entries") or {}
     owner = facts.agent if facts.agent in entries else "defaults"
-    sender_label = "tools.toolsBySender"
-    if own_senders is not None and "labels-name-the-sender-table" in quirks:
-        sender_label = f"agents.{owner}.tools.toolsBySender"
     labels = [
         f"tools.profile ({agent.get('profile') or global_tools.get('profile')})",
         f"tools.byProvider.profile ({pm_profile})",
@@ -276,7 +268,7 @@ def layer_policies(
         f"agents.{owner}.tools.allow",
         f"agents.{owner}.tools.byProvider.allow",
         "group tools.allow",
-        sender_label,
+        "tools.toolsBySender",
         "sandbox tools.allow",
         "subagent tools.allow",
         "inherited tools",
