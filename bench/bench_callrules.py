@@ -8,7 +8,8 @@ a workspace with real files, and per case the median and p99 of `decide_call`:
 - a path rule (read), with the filesystem resolution it includes (realpath, is-directory) and
   without it (the part resolved once, then matched: what the rules themselves cost);
 - a URL rule (web_fetch);
-- a 5-command compound shell line (parse, walk, strip, match each command);
+- a 5-command compound shell line of plain words, and one with quotes (both parsed with
+  tree-sitter and walked);
 - a 10,000-character command line;
 - a tool without call rules (the fast path every other call takes).
 """
@@ -111,6 +112,7 @@ def main() -> None:
     read_part = build_subject("read", read_args, env).parts[0]
     url_args = {"url": "https://api.example.com/v1/items?page=2"}
     compound = {"command": "git status && ls -la src | grep module; git log -n 3 || npm run test"}
+    quoted = {"command": "git commit -m 'fix: x' && ls -la \"src\" | grep mod; git log || npm test"}
     words = " ".join(f"--flag-{i}=value{i}" for i in range(600))
     long_line = {"command": ("git log " + words)[:10_000]}
     assert len(long_line["command"]) == 10_000
@@ -139,6 +141,12 @@ def main() -> None:
         (
             "5-command compound shell line",
             lambda: decide_call(layers, "exec", compound, env),
+            5_000,
+            60,
+        ),
+        (
+            "5-command line with quotes (tree-sitter)",
+            lambda: decide_call(layers, "exec", quoted, env),
             5_000,
             60,
         ),

@@ -13,13 +13,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from .catalog import Catalog
-from .compiled import LayerPolicy, ProviderScope, SenderTable, ToolsScope
+from .compiled import LayerPolicy, ProviderScope, SandboxLists, SenderTable, ToolsScope
 from .diagnostics import Source
 from .entries import Entry, EntryList, build_list
 from .names import normalize
 from .pipeline.layers import Layer, LayerPlan, applied, skipped
+
+if TYPE_CHECKING:
+    from .callcompile import CallCompiler, ScopeCalls
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +78,12 @@ def catalog_entries(names: tuple[str, ...] | list[str], catalog: Catalog, key: s
 class Assembler:
     """Builds `ScopeLayers`, sharing every combination that several scopes have in common."""
 
-    def __init__(self, catalog: Catalog, global_tools: ToolsScope) -> None:
+    def __init__(
+        self, catalog: Catalog, global_tools: ToolsScope, calls: CallCompiler | None = None
+    ) -> None:
         self.catalog = catalog
         self.g = global_tools
+        self.calls = calls
         self.bases: dict[str, EntryList] = {}
         self.shared: dict[tuple[object, ...], LayerPolicy] = {}
         #: one plan per (layer, policy) and one ProviderPlans per global-only match: 10,000
@@ -283,7 +290,35 @@ class Assembler:
                 cat.groups,
                 cat.covers,
             )
-        return LayerPolicy("sandbox tools.allow", f"{owner}.sandbox.tools", allow_list, deny_list)
+        return LayerPolicy(
+            "sandbox tools.allow",
+            f"{owner}.sandbox.tools",
+            allow_list,
+            deny_list,
+            calls=self._sandbox_calls(lists),
+        )
+
+    def _sandbox_calls(self, lists: list[SandboxLists]) -> ScopeCalls | None:
+        """The sandbox's call rules, per field like its names: each list's rules from the
+        first block (agent, then global) whose list has call rules, callDefault from the first
+        that sets it."""
+        written = [s.calls for s in lists if s.calls is not None]
+        if self.calls is None or not written:
+            return None
+        from .callcompile import CallLists
+
+        allow_from = next((c for c in written if c.allow is not None), None)
+        default_from = next((c for c in written if c.call_default is not None), None)
+        picked = CallLists(
+            deny=next((c.deny for c in written if c.deny is not None), None),
+            ask=next((c.ask for c in written if c.ask is not None), None),
+            allow=allow_from.allow if allow_from else None,
+            plain_ask=next((c.plain_ask for c in written if c.plain_ask is not None), None),
+            plain_allow=allow_from.plain_allow if allow_from else None,
+            call_default=default_from.call_default if default_from else None,
+            call_default_source=default_from.call_default_source if default_from else None,
+        )
+        return self.calls.scope_calls(picked)
 
     # -- layer 10 -----------------------------------------------------------------------------
 
@@ -300,7 +335,10 @@ class Assembler:
                 "tools.subagents.tools.deny", None, [*base, *extra], cat.groups, cat.covers
             )
             allow = configured.allow if configured is not None else None
-            built = LayerPolicy("subagent tools.allow", "tools.subagents.tools", allow, deny)
+            calls = configured.calls if configured is not None else None
+            built = LayerPolicy(
+                "subagent tools.allow", "tools.subagents.tools", allow, deny, calls=calls
+            )
             self.shared[key] = built
         return built
 

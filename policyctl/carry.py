@@ -1,5 +1,8 @@
 """`extends` shadowing: a more specific scope a child adds inherits the base denies it hides.
 
+Everything below about deny lists holds for `ask` lists too (`LISTS`): a base's ask is a
+refusal only a person can lift, and its `tool(specifier)` entries travel with the list.
+
 Merging unions deny lists key by key, but many lookups take the first, most specific hit and
 ignore the rest: a `byProvider` model key before its provider key, an agent entry before
 `agents.defaults.tools`, a specific group before the `*` group, an account's groups before the
@@ -36,14 +39,20 @@ from .merge import union
 Path = tuple[str, ...]
 Carry = tuple[Path, LocSeq]  # (a policy scope in the merged document, denies to union into it)
 
+#: the lists carried: base denies, and base asks the same way
+LISTS = ("deny", "ask")
+
 _KIND_ORDER = {"channel": 0, "id": 1, "e164": 2, "username": 3, "name": 4, "*": 5}
 
 
 def carry_base_denies(base: LocMap, merged: LocMap) -> LocMap:
-    """`merged` (base + child) with the base denies of every shadowed scope carried over."""
-    for scope, denies in list(_carries(base, merged)):
-        if denies:
-            merged = _union_into(merged, scope, denies)
+    """`merged` (base + child) with the base denies of every shadowed scope carried over,
+    and the base `ask` lists the same way (an ask is a refusal a person can lift: a child
+    must not drop it by adding a more specific scope either)."""
+    for key in LISTS:
+        for scope, denies in list(_carries(base, merged, key)):
+            if denies:
+                merged = _union_into(merged, scope, denies, key)
     return merged
 
 
@@ -62,21 +71,21 @@ def _keys(node: Any) -> list[str]:
     return list(node) if isinstance(node, LocMap) else []
 
 
-def _deny(node: Any) -> LocSeq:
-    """The deny list of one policy scope (empty when it has none)."""
-    found = node.get("deny") if isinstance(node, LocMap) else None
+def _deny(node: Any, key: str) -> LocSeq:
+    """The deny (or ask) list of one policy scope (empty when it has none)."""
+    found = node.get(key) if isinstance(node, LocMap) else None
     return found if isinstance(found, LocSeq) else LocSeq()
 
 
-def _all_denies(node: Any) -> LocSeq:
-    """Every deny list anywhere under `node`, joined (a group with its sender rules, ...)."""
+def _all_denies(node: Any, list_key: str) -> LocSeq:
+    """Every deny (or ask) list anywhere under `node`, joined (a group with its sender rules)."""
     out = LocSeq()
     stack = [node]
     while stack:
         current = stack.pop()
         if isinstance(current, LocMap):
             for key, value in current.items():
-                if key == "deny" and isinstance(value, LocSeq):
+                if key == list_key and isinstance(value, LocSeq):
                     out = union(out, value)
                 elif isinstance(value, LocMap):
                     stack.append(value)
@@ -105,27 +114,33 @@ def _group_maps(doc: LocMap) -> Iterator[Path]:
             yield ("channels", channel, "accounts", account, "groups")
 
 
-def _carries(base: LocMap, merged: LocMap) -> Iterator[Carry]:
-    yield from _agent_entries(base, merged)
+def _carries(base: LocMap, merged: LocMap, key: str) -> Iterator[Carry]:
+    yield from _agent_entries(base, merged, key)
     for block, is_agent in _tools_blocks(merged):
         if _get(merged, block) is None:
             continue
-        yield from _provider_keys(base, merged, block)
+        yield from _provider_keys(base, merged, block, key)
         yield from _sender_keys(
-            base, merged, (*block, "toolsBySender"), _deny(None), is_agent, _base_block(base, block)
+            base,
+            merged,
+            (*block, "toolsBySender"),
+            _deny(None, key),
+            is_agent,
+            key,
+            _base_block(base, block),
         )
         if is_agent:
             for own, glob in (
-                ((*block, "sandbox", "tools", "deny"), ("tools", "sandbox", "tools")),
+                ((*block, "sandbox", "tools", key), ("tools", "sandbox", "tools")),
                 ((*block, "subagents", "tools"), ("tools", "subagents", "tools")),
             ):
                 if _get(merged, own) is not None and _get(base, own) is None:
-                    yield own[:-1] if own[-1] == "deny" else own, _deny(_get(base, glob))
+                    yield own[:-1] if own[-1] == key else own, _deny(_get(base, glob), key)
     for groups in _group_maps(merged):
-        yield from _groups(base, merged, groups)
+        yield from _groups(base, merged, groups, key)
 
 
-def _agent_entries(base: LocMap, merged: LocMap) -> Iterator[Carry]:
+def _agent_entries(base: LocMap, merged: LocMap, key: str) -> Iterator[Carry]:
     defaults = _get(base, ("agents", "defaults", "tools"))
     if not isinstance(defaults, LocMap):
         return
@@ -133,15 +148,15 @@ def _agent_entries(base: LocMap, merged: LocMap) -> Iterator[Carry]:
         if _get(base, ("agents", "entries", aid)) is not None:
             continue
         tools: Path = ("agents", "entries", aid, "tools")
-        yield tools, _deny(defaults)
-        for key in _keys(defaults.get("byProvider")):
-            yield (*tools, "byProvider", key), _deny(defaults["byProvider"][key])
-        for key in _keys(defaults.get("toolsBySender")):
-            yield (*tools, "toolsBySender", key), _deny(defaults["toolsBySender"][key])
+        yield tools, _deny(defaults, key)
+        for name in _keys(defaults.get("byProvider")):
+            yield (*tools, "byProvider", name), _deny(defaults["byProvider"][name], key)
+        for name in _keys(defaults.get("toolsBySender")):
+            yield (*tools, "toolsBySender", name), _deny(defaults["toolsBySender"][name], key)
         for part in ("sandbox", "subagents"):
             inner = _get(defaults, (part, "tools"))
-            if isinstance(inner, LocMap) and "deny" in inner:
-                yield (*tools, part, "tools"), _deny(inner)
+            if isinstance(inner, LocMap) and key in inner:
+                yield (*tools, part, "tools"), _deny(inner, key)
 
 
 def _base_block(base: LocMap, block: Path) -> Path:
@@ -152,7 +167,7 @@ def _base_block(base: LocMap, block: Path) -> Path:
     return block
 
 
-def _provider_keys(base: LocMap, merged: LocMap, block: Path) -> Iterator[Carry]:
+def _provider_keys(base: LocMap, merged: LocMap, block: Path, list_key: str) -> Iterator[Carry]:
     base_map = _get(base, (*_base_block(base, block), "byProvider"))
     by_normal = {normal_key("provider", k): k for k in _keys(base_map)}
     for key in _keys(_get(merged, (*block, "byProvider"))):
@@ -161,7 +176,7 @@ def _provider_keys(base: LocMap, merged: LocMap, block: Path) -> Iterator[Carry]
             continue
         provider = by_normal.get(norm.partition("/")[0])
         if provider is not None:
-            yield (*block, "byProvider", key), _deny(base_map[provider])
+            yield (*block, "byProvider", key), _deny(base_map[provider], list_key)
 
 
 def _kind(key: str) -> int:
@@ -175,19 +190,22 @@ def _sender_keys(
     table: Path,
     scope_deny: LocSeq,
     agent_level: bool,
+    list_key: str,
     base_block: Path | None = None,
 ) -> Iterator[Carry]:
     base_map = _get(base, (*base_block, "toolsBySender") if base_block else table)
-    global_all = _all_denies(_get(base, ("tools", "toolsBySender"))) if agent_level else LocSeq()
+    global_all = (
+        _all_denies(_get(base, ("tools", "toolsBySender")), list_key) if agent_level else LocSeq()
+    )
     for key in _keys(_get(merged, table)):
         if _get(base, (*table, key)) is not None:
             continue
         order = _kind(key)
         shadowed = [base_map[k] for k in _keys(base_map) if _kind(k) > order]
-        yield (*table, key), _join(scope_deny, global_all, *(_deny(s) for s in shadowed))
+        yield (*table, key), _join(scope_deny, global_all, *(_deny(s, list_key) for s in shadowed))
 
 
-def _groups(base: LocMap, merged: LocMap, groups: Path) -> Iterator[Carry]:
+def _groups(base: LocMap, merged: LocMap, groups: Path, key: str) -> Iterator[Carry]:
     in_account = len(groups) == 5
     channel_groups = _get(base, (*groups[:2], "groups")) if in_account else None
     new_account_map = in_account and _get(base, groups) is None
@@ -196,20 +214,20 @@ def _groups(base: LocMap, merged: LocMap, groups: Path) -> Iterator[Carry]:
         # the account's groups replace the channel's: every channel group's denies come along,
         # under its own id (created when the account map does not name it)
         for gid in _keys(channel_groups):
-            yield (*groups, gid, "tools"), _all_denies(channel_groups[gid])
+            yield (*groups, gid, "tools"), _all_denies(channel_groups[gid], key)
         wildcard = channel_groups.get("*")
     for gid in _keys(_get(merged, groups)):
         group = (*groups, gid)
         if gid != "*" and _get(base, group) is None:
             # a new group hides the `*` group and the group ids it is a topic or sender of
             hidden = [_get(base, (*groups, g)) for g in _less_specific(gid)]
-            carried = _join(*(_all_denies(h) for h in (*hidden, wildcard) if h is not None))
+            carried = _join(*(_all_denies(h, key) for h in (*hidden, wildcard) if h is not None))
             yield (*group, "tools"), carried
-            for key in _keys(_get(merged, (*group, "toolsBySender"))):
-                yield (*group, "toolsBySender", key), carried
+            for name in _keys(_get(merged, (*group, "toolsBySender"))):
+                yield (*group, "toolsBySender", name), carried
         # a sender rule the child adds to a group hides the group's own tools
-        own = _deny(_get(base, (*group, "tools")))
-        yield from _sender_keys(base, merged, (*group, "toolsBySender"), own, False)
+        own = _deny(_get(base, (*group, "tools")), key)
+        yield from _sender_keys(base, merged, (*group, "toolsBySender"), own, False, key)
 
 
 def _less_specific(gid: str) -> list[str]:
@@ -227,24 +245,24 @@ def _less_specific(gid: str) -> list[str]:
 # -- carrying -------------------------------------------------------------------------------------
 
 
-def _union_into(doc: LocMap, scope: Path, denies: LocSeq) -> LocMap:
+def _union_into(doc: LocMap, scope: Path, denies: LocSeq, key: str) -> LocMap:
     """A copy of `doc` where the mapping at `scope` (created if missing) has `denies` unioned
-    into its deny list. Containers on the way are copied, never changed in place: an alias may
-    share them with another part of the document."""
+    into its `key` list (deny or ask). Containers on the way are copied, never changed in
+    place: an alias may share them with another part of the document."""
 
     def rebuild(node: Any, rest: Path) -> Any:
         current = node if isinstance(node, LocMap) else LocMap(getattr(node, "src", None))
         if node is not None and not isinstance(node, LocMap):
             return node  # the wrong type already: the schema reports it
         out = LocMap(current.src)
-        for key, value in current.items():
-            out.put(key, value, current.key_src.get(key), current.val_src.get(key))
+        for name, value in current.items():
+            out.put(name, value, current.key_src.get(name), current.val_src.get(name))
         if not rest:
-            old = current.get("deny")
+            old = current.get(key)
             if old is not None and not isinstance(old, LocSeq):
                 return out
             joined = union(denies, old) if isinstance(old, LocSeq) else union(denies, LocSeq())
-            out.put("deny", joined, current.key_src.get("deny"), current.val_src.get("deny"))
+            out.put(key, joined, current.key_src.get(key), current.val_src.get(key))
             return out
         head = rest[0]
         out.put(

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .assemble import Assembler, ScopeLayers
+from .callcompile import CallCompiler, CallLists, ListName, is_call_rule
 from .catalog import Catalog
 from .closedgroups import is_unknown_group, unknown_group_problem
 from .compiled import (
@@ -45,6 +46,9 @@ from .names import (
     shown,
 )
 
+if TYPE_CHECKING:
+    from .callrules.model import Rule
+
 __all__ = [
     "AgentPolicy",
     "ChannelPolicy",
@@ -66,6 +70,25 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 
+class _CallSink:
+    """Where one list's `tool(specifier)` entries go while its names are read."""
+
+    __slots__ = ("effect", "plain", "rules")
+
+    def __init__(self, effect: ListName) -> None:
+        self.effect: ListName = effect
+        self.rules: list[Rule] = []
+        self.plain = 0
+
+    @property
+    def only_rules(self) -> bool:
+        """The list holds call rules and no names: it does not configure names (contract 3)."""
+        return bool(self.rules) and not self.plain
+
+    def found(self) -> tuple[Rule, ...] | None:
+        return tuple(self.rules) if self.rules else None
+
+
 def frozen(mapping: dict[K, V]) -> Mapping[K, V]:
     """A read-only view: compiled values are shared across threads and never written."""
     return MappingProxyType(mapping)
@@ -77,6 +100,7 @@ class _Compiler:
         self.index = index
         self.catalog = catalog
         self.problems: list[Diagnostic] = []
+        self.calls = CallCompiler(catalog, self.problems)
 
     def report(
         self, code: str, message: str, path: DocPath, fix: str | None = None, key: bool = False
@@ -104,10 +128,18 @@ class _Compiler:
         path: DocPath,
         origin: Origin = "config",
         where: str | None = None,
+        calls: _CallSink | None = None,
     ) -> list[Entry]:
+        """The list's names; its `tool(specifier)` entries go to `calls` (an allow specifier
+        also admits its tool by name). Without `calls` (alsoAllow) a specifier is an error."""
         out: list[Entry] = []
         prefix = (where if where is not None else format_path(path)) if raw else ""
         for i, text in enumerate(raw or ()):
+            if is_call_rule(text):
+                self.call_entry(text, (*path, i), f"{prefix}[{i}]", origin, calls, out)
+                continue
+            if calls is not None:
+                calls.plain += 1
             norm = normalize(text, self.catalog.aliases)
             if not norm:
                 continue
@@ -130,6 +162,33 @@ class _Compiler:
             out.append(Entry(norm, text, f"{prefix}[{i}]", self.index.value((*path, i)), origin))
         return out
 
+    def call_entry(
+        self,
+        text: str,
+        path: DocPath,
+        key: str,
+        origin: Origin,
+        calls: _CallSink | None,
+        out: list[Entry],
+    ) -> None:
+        source = self.index.value(path)
+        if calls is None:
+            self.report(
+                "PC356",
+                f'call rule "{text.strip()}" in {format_path(path[:-1])}: alsoAllow widens '
+                "names, call rules narrow calls",
+                path,
+                fix="move it to allow (it admits the tool there and restricts its calls)",
+            )
+            return
+        found = self.calls.rules(text, calls.effect, source, format_path(path))
+        if found is None:
+            return
+        tool, rules = found
+        calls.rules.extend(rules)
+        if calls.effect == "allow":
+            out.append(Entry(tool, text, key, source, origin))
+
     def entry_list(
         self,
         raw: Sequence[str] | None,
@@ -137,16 +196,69 @@ class _Compiler:
         extra: Sequence[Entry] = (),
         origin: Origin = "config",
         where: str | None = None,
+        calls: _CallSink | None = None,
     ) -> EntryList:
         where = where if where is not None else format_path(path)
         return build_list(
             where,
             self.index.value(path),
-            [*extra, *self.entries(raw, path, origin, where)],
+            [*extra, *self.entries(raw, path, origin, where, calls)],
             self.catalog.groups,
             self.catalog.covers,
             core=self.catalog.tool_ids,
         )
+
+    def policy_lists(
+        self, tp: ToolPolicy, path: DocPath, where: str
+    ) -> tuple[EntryList | None, EntryList | None, CallLists]:
+        """One scope's allow and deny names and its call rules (contract sections 1-3).
+
+        A list of call rules only does not configure that list at name level (None): a
+        sandbox's defaults stay beside `deny: ["exec(rm *)"]`, and `allow: ["exec(git *)"]`
+        restricts exec's calls, not the scope's tools. Beside names, an allow specifier admits
+        its tool like the plain name would."""
+        allow_sink, deny_sink, ask_sink = _CallSink("allow"), _CallSink("deny"), _CallSink("ask")
+        allow = plain_allow = None
+        if tp.allow is not None:
+            names = self.entries(
+                tp.allow, (*path, "allow"), where=f"{where}.allow", calls=allow_sink
+            )
+            cat = self.catalog
+            allow = build_list(
+                f"{where}.allow", self.index.value((*path, "allow")), names, cat.groups, cat.covers
+            )
+            if allow_sink.rules:
+                plain = [e for e in names if not is_call_rule(e.raw)]
+                plain_allow = build_list("", None, plain, cat.groups, cat.covers)
+            if allow_sink.only_rules:
+                allow = None
+        deny = None
+        if tp.deny is not None:
+            deny = self.entry_list(tp.deny, (*path, "deny"), where=f"{where}.deny", calls=deny_sink)
+            if deny_sink.only_rules:
+                deny = None
+        plain_ask = None
+        if tp.ask is not None:
+            plain_ask = self.entry_list(
+                tp.ask, (*path, "ask"), where=f"{where}.ask", calls=ask_sink
+            )
+            if plain_ask.empty:
+                plain_ask = None
+        default = None
+        if tp.call_default is not None:
+            from .callrules.model import Effect
+
+            default = Effect.ASK if tp.call_default == "ask" else Effect.DENY
+        lists = CallLists(
+            deny_sink.found(),
+            ask_sink.found(),
+            allow_sink.found(),
+            plain_ask,
+            plain_allow,
+            default,
+            self.index.value((*path, "callDefault")) if default is not None else None,
+        )
+        return allow, deny, lists
 
     def scope_policy(
         self, tp: ToolPolicy | None, path: DocPath, label: str, where: str | None = None
@@ -165,23 +277,17 @@ class _Compiler:
                 key=True,
                 fix="merge alsoAllow into allow, or remove allow and use profile + alsoAllow",
             )
-        allow: EntryList | None = None
-        if tp.allow is not None:
-            allow = self.entry_list(tp.allow, (*path, "allow"), where=f"{where}.allow")
-        elif tp.also_allow:
+        allow, deny, lists = self.policy_lists(tp, path, where)
+        if allow is None and tp.also_allow:
             also_where = f"{where}.alsoAllow"
             star = Entry("*", "*", also_where, self.index.value((*path, "alsoAllow")), "catalog")
             allow = self.entry_list(
                 tp.also_allow, (*path, "alsoAllow"), extra=[star], where=also_where
             )
-        deny = (
-            self.entry_list(tp.deny, (*path, "deny"), where=f"{where}.deny")
-            if tp.deny is not None
-            else None
-        )
-        if allow is None and deny is None:
+        calls = self.calls.scope_calls(lists)
+        if allow is None and deny is None and calls is None:
             return None
-        return LayerPolicy(label, where, allow, deny)
+        return LayerPolicy(label, where, allow, deny, calls=calls)
 
     def senders(
         self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str
@@ -291,12 +397,14 @@ class _Compiler:
         sandbox = None
         if tc.sandbox is not None and tc.sandbox.tools is not None:
             st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
+            s_allow, s_deny, s_calls = self.policy_lists(st, spath, format_path(spath))
             sandbox = SandboxLists(
-                self.entry_list(st.allow, (*spath, "allow")) if st.allow is not None else None,
+                s_allow,
                 self.entry_list(st.also_allow, (*spath, "alsoAllow"))
                 if st.also_allow is not None
                 else None,
-                self.entry_list(st.deny, (*spath, "deny")) if st.deny is not None else None,
+                s_deny,
+                s_calls,
             )
         subagents = None
         if tc.subagents is not None and tc.subagents.tools is not None:
@@ -468,7 +576,7 @@ def compile_document(
     if errors:
         # an alsoAllow list is read twice (profile layer, and its own scope): report it once
         raise PolicyError(list(dict.fromkeys(c.problems)))
-    assembler = Assembler(catalog, global_tools)
+    assembler = Assembler(catalog, global_tools, c.calls)
     # An agent without an entry (or a run with no agent) falls back to agents.defaults.tools;
     # an agent whose entry has no `tools` has no agent scope at all.
     bare = assembler.build(None)
@@ -503,10 +611,11 @@ def compile_document(
         main_key=fold(session.main_key if session and session.main_key else "main"),
         session_scope=(session.scope if session and session.scope else "per-sender"),
         declared_tools=declared,
-        diagnostics=tuple(sorted(c.problems, key=Diagnostic.sort_key)),
+        diagnostics=tuple(sorted(dict.fromkeys(c.problems), key=Diagnostic.sort_key)),
         layers=frozen(layers),
         memory_flush=memory,
         default_inventory=Inventory.build([*core_tools(catalog), *declared], catalog),
+        has_call_rules=c.calls.used,
     )
 
 

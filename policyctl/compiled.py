@@ -16,6 +16,7 @@ from .inventory import Inventory, Tool
 
 if TYPE_CHECKING:
     from .assemble import ScopeLayers
+    from .callcompile import CallLists, ScopeCalls
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,9 @@ class LayerPolicy:
     #: catalog grants (write -> apply_patch) apply to configured lists, never to an inherited
     #: list of tool names: a grant there would let a child exceed its parent.
     grants: bool = True
+    #: the call rules this policy applies (`tool(specifier)` entries, `ask`, `callDefault`),
+    #: per tool; None when it has none
+    calls: ScopeCalls | None = None
 
     @property
     def restrictive(self) -> bool:
@@ -42,6 +46,8 @@ class SandboxLists:
     allow: EntryList | None = None
     also_allow: EntryList | None = None
     deny: EntryList | None = None
+    #: the block's call rules, per list: the sandbox layer falls back per field for them too
+    calls: CallLists | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +141,8 @@ class CompiledPolicy(_Weakly):
     memory_flush: tuple[str, ...]
     #: the catalog's core tools plus the declared inventory: what a run gets by default
     default_inventory: Inventory
+    #: whether any scope has call rules: a run of a policy without them skips call rules
+    has_call_rules: bool = False
 
     def default_tools(self) -> list[Tool]:
         return list(self.default_inventory.tools)

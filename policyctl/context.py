@@ -9,7 +9,10 @@ pick a looser policy; `pipeline.context` applies that rule.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from .callrules.model import LayerCallRules
 
 Trigger = Literal["user", "cron", "memory", "skill", "spawn", "gateway"]
 TRIGGERS: tuple[str, ...] = ("user", "cron", "memory", "skill", "spawn", "gateway")
@@ -32,12 +35,17 @@ class Capture:
     """What a run hands down: the allow list a child (or a cron job) may not exceed.
 
     `allow=None` means no cap; `allow=()` means no tools at all (a cron job's `toolsAllow: []`).
-    `deny` is carried along every generation.
+    `deny` is carried along every generation. `calls` are the parent's call rules (every layer
+    of the parent that had some, its own inheritance included): the child applies them as its
+    inheritance layer, so a child never makes a call its parent could not. They are left out
+    of equality and the hash: they do not change which tools a run has, and `Resolution` reads
+    them from the caller's context, never from a cached one.
     """
 
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     source: str = "parent run"
+    calls: tuple[LayerCallRules, ...] = field(default=(), compare=False)
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:
@@ -62,6 +70,12 @@ class RunContext:
     subagent_depth: int | None = None
     parent: Capture | None = None
     trigger: Trigger = "user"
+    #: the run's workspace and home directories, for path call rules (`./src/**`, `~/.ssh`).
+    #: Out of equality and the hash: they never change the allowed tools, so runs in
+    #: different workspaces share one name-level answer; `Resolution` reads them from the
+    #: caller's context.
+    workspace: str | None = field(default=None, compare=False)
+    home: str | None = field(default=None, compare=False)
     _hash: int = field(default=0, init=False, repr=False, compare=False)
 
     def __hash__(self) -> int:

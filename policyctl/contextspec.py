@@ -32,6 +32,8 @@ class ContextSpec(_Strict):
     subagent_depth: int | None = Field(None, alias="subagentDepth", ge=0)
     parent_tools: list[str] | None = Field(None, alias="parentTools")
     trigger: Literal["user", "cron", "memory", "skill", "spawn", "gateway"] = "user"
+    workspace: str | None = None
+    home: str | None = None
 
     def to_run_context(self) -> RunContext:
         s = self.sender or SenderSpec()
@@ -54,4 +56,6 @@ class ContextSpec(_Strict):
             subagent_depth=self.subagent_depth,
             parent=parent,
             trigger=self.trigger,
+            workspace=self.workspace,
+            home=self.home,
         )

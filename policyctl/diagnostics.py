@@ -308,6 +308,30 @@ CODES: dict[str, CodeInfo] = _codes(
         "`exec(command=git *)` would compare the raw command text, so `git x; rm -rf /` would "
         "match. Use the kind's own form (`exec(git *)`), which decides every command of the line.",
     ),
+    # -- call rules in a policy (compile, extends) ---------------------------------------------
+    (
+        "PC356",
+        E,
+        "call rule in alsoAllow",
+        "alsoAllow widens a profile by names; call rules narrow calls. A `tool(specifier)` entry "
+        "belongs in allow (admits the tool and restricts its calls), deny or ask.",
+    ),
+    (
+        "PC357",
+        E,
+        "call rule does not name one tool",
+        "The part before `(` must be one tool name (or an alias of one). A group "
+        "(`group:fs(...)`), a glob (`git*(...)`), `*` or a plugin id would apply one specifier "
+        "to tools with different arguments; write one entry per tool.",
+    ),
+    (
+        "PC358",
+        E,
+        "callDefault widened by extends",
+        "An extended file sets `callDefault: deny` for this scope and the extending file sets "
+        "`ask`. Like deny lists, callDefault only narrows through extends (ask -> deny is "
+        "fine); remove the key or write the specific calls that may ask in `ask`.",
+    ),
     (
         "PC311",
         E,
@@ -586,6 +610,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "contexts sampled",
         "The policy declares more distinct contexts than --max-contexts; the empty-tool-set "
         "check ran on a deterministic sample.",
+    ),
+    # -- call rules, resolve time -----------------------------------------------------------
+    (
+        "PC460",
+        W,
+        "unknown entries in an ask list",
+        "A plain entry of an applied `ask` list matches no tool of the run: either a core tool "
+        "this run does not have, or a typo (then the approval it was written for never "
+        "happens). The entry is kept; check its spelling.",
     ),
     # -- context values the policy does not know (contextcheck.py) -------------------------
     (

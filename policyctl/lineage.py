@@ -17,7 +17,8 @@ def child_context(
 ) -> RunContext:
     """A child run: same agent, provider, sender and owner flag; the parent's session (or the
     session that spawned it) as the spawning session, so the child keeps its channel and group;
-    one level deeper; the parent's capture as its inheritance layer."""
+    one level deeper; the parent's capture (tools and call rules) as its inheritance layer; the
+    parent's workspace and home, which its path call rules are anchored at."""
     if parent.context.role == "leaf":
         raise LeafCannotSpawn(
             f"a leaf subagent (depth {parent.context.subagent_depth}) cannot spawn"
@@ -45,4 +46,6 @@ def child_context(
         subagent_depth=parent.context.subagent_depth + 1,
         parent=parent.capture(),
         trigger="spawn",
+        workspace=parent_ctx.workspace,
+        home=parent_ctx.home,
     )

@@ -1,7 +1,8 @@
-"""`extends` merging: deep-merge on normalised keys; lists replaced, deny lists unioned.
+"""`extends` merging: deep-merge on normalised keys; lists replaced, deny and ask lists unioned.
 
 A base file's deny can never be dropped by a file that extends it: deny lists are unioned, no
-base value can be erased with `null` (that would drop a deny list by the back door), keys are
+base value can be erased with `null` (that would drop a deny list by the back door), a base
+`callDefault: deny` cannot become `ask` (PC358), keys are
 joined on their normal form (`Slack` in the child is the base's `slack`, see `keys`), and
 `carry` carries base denies into the more specific scopes a child adds.
 """
@@ -68,21 +69,49 @@ def merge(
             )
         if isinstance(old, LocMap) and isinstance(value, LocMap):
             out.put(target, merge(old, value, notes, (*path, target)), key_src, val_src)
-        elif key == "deny" and isinstance(old, LocSeq) and isinstance(value, LocSeq):
+        elif key in UNIONED and isinstance(old, LocSeq) and isinstance(value, LocSeq):
             out.put(target, union(old, value), key_src, val_src)
+        elif key == "callDefault" and old == "deny" and value == "ask":
+            raise PolicyError(
+                [
+                    Diagnostic.make(
+                        "PC358",
+                        "callDefault is deny in an extended file"
+                        + (f" ({base.val_src[target]})" if base.val_src.get(target) else "")
+                        + "; ask here would widen it",
+                        val_src or key_src,
+                        path=".".join((*path, key)),
+                        fix="remove this key, or list the calls that may ask in `ask`",
+                    )
+                ]
+            )
         else:
             out.put(target, value, key_src, val_src)
     return out
 
 
+#: lists an extending file adds to rather than replaces: a base's refusals stay
+UNIONED = ("deny", "ask")
+
+
 def union(first: LocSeq, second: LocSeq) -> LocSeq:
-    """Both lists' entries, each once (compared trimmed and lowercased), first's first."""
+    """Both lists' entries, each once (compared trimmed and lowercased), first's first.
+
+    A call rule's specifier is compared as written (`exec(RM *)` is not `exec(rm *)`: command
+    words are case-sensitive), only its tool name is folded."""
     out = LocSeq(second.src or first.src)
     seen: set[Any] = set()
     for seq in (first, second):
         for item, src in zip(seq, seq.item_src, strict=False):
-            marker = fold(item) if isinstance(item, str) else repr(item)
+            marker = _marker(item)
             if marker not in seen:
                 seen.add(marker)
                 out.add(item, src)
     return out
+
+
+def _marker(item: Any) -> Any:
+    if not isinstance(item, str):
+        return repr(item)
+    tool, paren, specifier = item.strip().partition("(")
+    return fold(tool) + paren + specifier if paren else fold(item)

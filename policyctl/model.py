@@ -31,18 +31,32 @@ class ToolPolicy(_Strict):
         None,
         description="Only these tools survive this scope (tool names, aliases, `*` globs, "
         "`group:<name>`, plugin ids, `bundle-mcp`). `[]` means no restriction. Cannot be set "
-        "together with a non-empty alsoAllow.",
+        "together with a non-empty alsoAllow. A `tool(specifier)` entry admits the tool and "
+        "restricts its calls (`exec(git *)`, `read(./src/**)`, `web_fetch(domain:x.com)`).",
     )
     also_allow: EntryList | None = Field(
         None,
         alias="alsoAllow",
         description="Entries added to the profile's allow list instead of replacing it; alone "
-        "it never restricts the scope.",
+        "it never restricts the scope. Names only: call rules go in allow, deny or ask.",
     )
     deny: EntryList | None = Field(
         None,
         description="Tools removed in this scope whatever else allows them: deny always wins. "
-        "Same entry forms as allow.",
+        "Same entry forms as allow. A `tool(specifier)` entry keeps the tool and refuses the "
+        "calls it matches.",
+    )
+    ask: EntryList | None = Field(
+        None,
+        description="Calls that need a person's approval: `tool(specifier)` entries ask for "
+        "the calls they match, a plain tool name (or group) asks for every call. Never removes "
+        "a tool.",
+    )
+    call_default: Literal["deny", "ask"] | None = Field(
+        None,
+        alias="callDefault",
+        description="What a call gets when this scope admits its tool by `tool(specifier)` "
+        "allow entries only and none of them matches: deny (default) or ask.",
     )
 
 

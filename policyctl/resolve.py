@@ -12,6 +12,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .catalog import Catalog
 from .compiled import CompiledPolicy
@@ -22,6 +23,9 @@ from .inventory import Inventory, Tool
 from .names import normalize
 from .pipeline.engine import Resolver
 from .pipeline.match import RuleKind, decide
+
+if TYPE_CHECKING:
+    from .callrules.model import LayerCallRules
 from .pipeline.result import (
     LayerTrace,
     NoCallableToolsError,
@@ -94,9 +98,11 @@ class CronCap:
     tools_allow: tuple[str, ...]
     dropped: tuple[str, ...]
     warnings: tuple[Diagnostic, ...]
+    #: the creator's call rules: the job never makes a call its creator could not
+    calls: tuple[LayerCallRules, ...] = ()
 
     def capture(self) -> Capture:
-        return Capture(self.tools_allow, (), "cron job toolsAllow")
+        return Capture(self.tools_allow, (), "cron job toolsAllow", self.calls)
 
 
 def cap_cron_tools(
@@ -104,13 +110,14 @@ def cap_cron_tools(
 ) -> CronCap:
     """Intersect a job's requested tools with its creating run's tools; report what is dropped."""
     have = creator.allowed
+    calls = creator.call_layers
     if requested is None:
-        return CronCap(have, (), ())
+        return CronCap(have, (), (), calls)
     wanted = [Entry(normalize(r, catalog.aliases), r, "toolsAllow", None) for r in requested]
     wanted = [e for e in wanted if e.text]
     if not wanted or not have:
         dropped = tuple(e.text for e in wanted)
-        return CronCap((), dropped, _dropped_warning(dropped))
+        return CronCap((), dropped, _dropped_warning(dropped), calls)
     lst = build_list("toolsAllow", None, wanted, catalog.groups, catalog.covers)
     kept = tuple(t for t in have if lst.match(t) is not None)
     matched = {
@@ -119,7 +126,7 @@ def cap_cron_tools(
         if any(build_list("", None, [e], catalog.groups, catalog.covers).match(t) for t in kept)
     }
     dropped = tuple(e.text for e in wanted if e.text not in matched)
-    return CronCap(kept, dropped, _dropped_warning(dropped))
+    return CronCap(kept, dropped, _dropped_warning(dropped), calls)
 
 
 def _dropped_warning(dropped: Sequence[str]) -> tuple[Diagnostic, ...]:

@@ -95,7 +95,8 @@ def clip(text: str, limit: int = CLIP) -> str:
 
 def render(words: Sequence[str | None]) -> str:
     if None not in words:
-        return clip(" ".join(words))  # type: ignore[arg-type]
+        text = " ".join(words)  # type: ignore[arg-type]
+        return text if len(text) <= CLIP else clip(text)
     return clip(" ".join("<?>" if w is None else w for w in words))
 
 
@@ -113,10 +114,12 @@ def expand(
     words: Words, text: str, depth: int, recurse: Recurse, screening: bool = False
 ) -> list[Item]:
     """Every command, access and problem one simple command contributes."""
-    text = text or render(words)
+    rendered = "" if text else render(words)
+    text = text or rendered
     items: list[Item] = []
     if words == ("}",):
         return items  # see _strip_wrappers: the end of `time { ...; }`
+    written = words
     words, problem, chdir = strip_wrappers(words)
     if chdir:
         items.append(DirectoryChange(text))
@@ -141,7 +144,9 @@ def expand(
     if name in SHELLS:
         items.extend(_shell(words, text, depth, recurse))
         return items
-    items.append(Command(words, render(words)))
+    items.append(Command(words, rendered if words is written and rendered else render(words)))
+    if name not in _SPECIAL:
+        return items  # the common case: a command that runs no other command
     if name in CHANGES_DIRECTORY:
         items.append(DirectoryChange(text))
     if name == "trap" and len(words) > 2:
@@ -334,6 +339,12 @@ RUNNERS = frozenset(
     }
 )
 MAX_SCREENED = 64
+_PAYLOAD_CARRIERS = frozenset(
+    {"trap", "alias", "coproc", "busybox", "toybox", "xargs", "find", "sudo", "doas", "exec"}
+    | {"builtin", "su", "runuser", "tee"}
+)
+#: every command name `expand` looks at after the command itself (the rest are plain commands)
+_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS
 
 
 def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:

@@ -58,12 +58,15 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             part.unanalysable,
         )
     words = part.words
-    for rule in rules.deny_index.for_words(words):
+    # a path, a URL or keyed arguments have no command word to look rules up by
+    deny = rules.deny if words is None else rules.deny_index.for_words(words)
+    for rule in deny:
         if rule.matcher.matches(part, False):
             return Verdict(
                 Effect.DENY, Reason.DENY_RULE, tool, layer, rule.entry, rule.source, part.text
             )
-    for rule in rules.ask_index.for_words(words):
+    ask = rules.ask if words is None else rules.ask_index.for_words(words)
+    for rule in ask:
         if rule.matcher.matches(part, False):
             return Verdict(
                 Effect.ASK, Reason.ASK_RULE, tool, layer, rule.entry, rule.source, part.text
@@ -80,7 +83,8 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.plain_ask_source,
             part.text,
         )
-    for rule in rules.allow_index.for_words(words):
+    allow = rules.allow if words is None else rules.allow_index.for_words(words)
+    for rule in allow:
         if rule.matcher.matches(part, True):
             return Verdict(
                 Effect.ALLOW, Reason.ALLOW_RULE, tool, layer, rule.entry, rule.source, part.text
@@ -154,7 +158,10 @@ def decide_layer(layer: LayerCallRules, subject: Subject) -> Verdict:
     best: Verdict | None = None
     rules = layer.tools.get(subject.tool)
     if rules is not None:
-        for part in subject.parts:
+        parts = subject.parts
+        if len(parts) == 1 and not subject.accesses:  # a path, a URL, one command
+            return decide_part(rules, parts[0], layer.label)
+        for part in parts:
             best = _stricter(best, decide_part(rules, part, layer.label))
             if _final(best):
                 return best
@@ -202,7 +209,7 @@ def decide_call(
 ) -> CallDecision:
     """The run's decision for one call of `tool` with `args`, with every layer's verdict."""
     env = env or CallEnvironment()
-    if not env.has(tool):
+    if env.run_tools is not None and tool not in env.run_tools:  # env.has(tool), inlined
         refused = Verdict(
             Effect.DENY, Reason.TOOL_NOT_IN_RUN, tool, detail=f"the run has no tool {tool}"
         )
@@ -211,8 +218,10 @@ def decide_call(
         # no layer has a rule that could meet this call: no per-layer verdicts to report
         return CallDecision(tool, Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool), ())
     subject = build_subject(tool, args, env)
-    verdicts = tuple(decide_layer(layer, subject) for layer in layers)
+    verdicts = tuple([decide_layer(layer, subject) for layer in layers])
     if not subject.accesses:  # the common case: the layers say it all
+        if len(verdicts) == 1:
+            return CallDecision(tool, verdicts[0], verdicts)
         overall = (
             most_restrictive(verdicts)
             if verdicts

@@ -77,6 +77,8 @@ class PathPattern(Matcher):
                 return not strict  # unknown anchor: deny and ask match, allow does not
         normal, real = path.relative[self.anchor]
         first = normal is not None and self._match(normal, path.is_dir, strict)
+        if real == normal:
+            return first  # no symlink on the way (the common case): one match decides both
         if strict:
             return first and real is not None and self._match(real, path.is_dir, strict)
         return first or (real is not None and self._match(real, path.is_dir, strict))
@@ -180,7 +182,18 @@ def resolve_path(raw: str, roots: Roots, cwd: str | None) -> ResolvedPath | str:
         real, is_dir = _real_path(joined, normal, roots)
     except (OSError, ValueError) as exc:
         return f"the path cannot be resolved: {exc}"
-    relative: dict[Anchor, tuple[str | None, str | None]] = {
+    if real == normal:  # no symlink on the way: each anchor's pair is one path twice
+        below = normal[1:]
+        workspace = None if roots.workspace is None else _under(normal, roots.workspace)
+        home = None if roots.home is None else _under(normal, roots.home)
+        relative: dict[Anchor, tuple[str | None, str | None]] = {
+            "anywhere": (below, below),
+            "root": (below, below),
+            "workspace": (workspace, workspace),
+            "home": (home, home),
+        }
+        return ResolvedPath(normal, real, is_dir, relative)
+    relative = {
         "anywhere": (normal[1:], real[1:]),
         "root": (normal[1:], real[1:]),
         "workspace": _pair(normal, real, roots.workspace),

@@ -62,6 +62,48 @@ _local = threading.local()
 _language: Any = None
 
 
+class _Kinds:
+    """The grammar's node kinds the walker tests, as sets of numeric ids.
+
+    `node.kind_id` is an int; `node.type` builds a new string on every access, and the walker
+    asks it of every node. Every id whose name is one of ours is included (a grammar may
+    have several symbols of one name), named kinds only: the walker only meets named nodes.
+    """
+
+    def __init__(self, language: Any) -> None:
+        ids: dict[str, set[int]] = {}
+        for kind_id in range(language.node_kind_count):
+            if language.node_kind_is_named(kind_id):
+                ids.setdefault(language.node_kind_for_id(kind_id), set()).add(kind_id)
+
+        def of(*names: str) -> frozenset[int]:
+            return frozenset(i for name in names for i in ids.get(name, ()))
+
+        self.leaves = of(*_LEAVES)
+        self.heredoc_parts = of(*_HEREDOC)
+        self.redirected_statement = of("redirected_statement")
+        self.command = of("command")
+        self.declaration = of("declaration_command", "unset_command")
+        self.file_redirect = of("file_redirect")
+        self.command_substitution = of("command_substitution")
+        self.heredoc_redirect = of("heredoc_redirect")
+        self.variable_assignment = of("variable_assignment")
+        self.redirects = of("file_redirect", "heredoc_redirect", "herestring_redirect")
+        self.command_name = of("command_name")
+        self.word = of("word")
+
+
+_kinds: _Kinds | None = None
+
+
+def _node_kinds() -> _Kinds:
+    global _kinds
+    if _kinds is None:
+        _parser()
+        _kinds = _Kinds(_language)
+    return _kinds
+
+
 def _parser() -> Parser:
     """One parser per thread (tree-sitter parsers are not thread-safe); imported on first use."""
     parser: Parser | None = getattr(_local, "parser", None)
@@ -131,12 +173,14 @@ def _analyse(script: str, depth: int, limits: ShellLimits, deadline: float) -> l
         return [Problem("the command is not valid text", shown)]
     if len(source) > limits.max_bytes:
         return [Problem(f"the command is longer than {limits.max_bytes} bytes", shown)]
+    text = script
     if b"\\\n" in source:
-        source = join_continued_lines(script).encode("utf-8")
+        text = join_continued_lines(script)
+        source = text.encode("utf-8")
     root = _parse(source, deadline)
     if root is None:
         return [Problem(f"parsing took longer than {limits.parse_seconds} s", shown)]
-    walker = _Walker(source, depth, limits, deadline)
+    walker = _Walker(source, text, depth, limits, deadline)
     if root.has_error:
         walker.items.append(Problem("the shell parser did not accept the line", _first_error(root)))
     walker.walk(root)
@@ -183,10 +227,22 @@ _REDIRECT_READ = {"<", "<&"}
 _NOT_A_FILE = {"/dev/null"}
 
 
+#: an unquoted word bash reads as an assignment when it comes before the command word
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+#: an unquoted word with nothing to remove or expand and no blank: its value is its text
+_PLAIN_WORD = re.compile(r"[^\\*?\[{\s]*")
+
+
 class _Walker:
-    def __init__(self, source: bytes, depth: int, limits: ShellLimits, deadline: float) -> None:
+    def __init__(
+        self, source: bytes, text: str, depth: int, limits: ShellLimits, deadline: float
+    ) -> None:
         self.deadline = deadline
         self.source = source
+        #: the line as text when its byte offsets are character offsets (ASCII): a node's
+        #: text is then a slice, without decoding
+        self.ascii = text if len(text) == len(source) else None
+        self.kinds = _node_kinds()
         self.depth = depth
         self.limits = limits
         self.items: list[Item] = []
@@ -195,31 +251,42 @@ class _Walker:
         self.extra: dict[int, tuple[Node, ...]] = {}
 
     def text(self, node: Node) -> str:
+        if self.ascii is not None:
+            return self.ascii[node.start_byte : node.end_byte]
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def walk(self, root: Node) -> None:
+        kinds = self.kinds
+        leaves = kinds.leaves
         stack = [root]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack.pop()
-            kind = node.type
-            if kind == "redirected_statement":
-                self.absorb(node)
-            elif kind == "command":
+            node = pop()
+            kind = node.kind_id
+            if kind in kinds.command:
                 # only the parts that can hold a command are descended into
-                stack.extend(reversed(self.command(node, self.extra.pop(node.id, ()))))
+                inside = self.command(node, self.extra.pop(node.id, ()) if self.extra else ())
+                inside.reverse()
+                stack.extend(inside)
                 continue
-            elif kind in ("declaration_command", "unset_command"):
+            if kind in kinds.redirected_statement:
+                self.absorb(node)
+            elif kind in kinds.declaration:
                 self.declaration(node)
-            elif kind == "file_redirect":
+            elif kind in kinds.file_redirect:
                 self.redirect(node)
-            elif kind == "command_substitution" and self.nested_backticks(node):
+            elif kind in kinds.command_substitution and self.nested_backticks(node):
                 continue
-            elif kind == "heredoc_redirect":
+            elif kind in kinds.heredoc_redirect:
                 self.heredoc(node)
                 # the rest of the line hangs here too (`cat <<EOF | rm x`); the body is done
-                stack.extend(c for c in reversed(node.named_children) if c.type not in _HEREDOC)
+                for child in reversed(node.named_children):
+                    if child.kind_id not in kinds.heredoc_parts:
+                        push(child)
                 continue
-            stack.extend(c for c in reversed(node.named_children) if c.type not in _LEAVES)
+            for child in reversed(node.named_children):
+                if child.kind_id not in leaves:
+                    push(child)
 
     def nested_backticks(self, node: Node) -> bool:
         """Inside backticks bash turns \\` into ` first, so `` `echo \\`rm x\\`` `` runs
@@ -274,25 +341,40 @@ class _Walker:
 
     def command(self, node: Node, extra: tuple[Node, ...] = ()) -> list[Node]:
         """Decide-ready words of one simple command; returns the children to descend into."""
+        kinds = self.kinds
+        ascii = self.ascii
         words: list[str | None] = []
         inside: list[Node] = []
-        for child in (*node.named_children, *extra):
-            kind = child.type
-            if kind == "variable_assignment" and not words:
+        children = node.named_children
+        if extra:
+            children = [*children, *extra]
+        for child in children:
+            kind = child.kind_id
+            if kind in kinds.variable_assignment and not words:
                 inside.append(child)  # VAR=$(cmd) before the command word: not a word
                 continue
-            if kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            if kind in kinds.redirects:
                 inside.append(child)
                 continue
-            if kind == "command_name":
+            if kind in kinds.command_name:
                 inner = child.named_children
                 if not inner:
                     continue
                 child = inner[0]
-                kind = child.type
-            if kind == "word":
-                # slice our own bytes: a chunk-parsed tree does not hold the text
-                raw = self.source[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                kind = child.kind_id
+            if kind in kinds.word:
+                # slice our own text: a chunk-parsed tree does not hold it
+                if ascii is not None:
+                    raw = ascii[child.start_byte : child.end_byte]
+                else:
+                    raw = self.source[child.start_byte : child.end_byte].decode("utf-8", "replace")
+                if not words and _ASSIGNMENT.match(raw):
+                    # bash assigns `_=1` and `_+=1` before `rm x`; the grammar takes them for
+                    # the command word, which would hide `rm` from every rule
+                    continue
+                if _PLAIN_WORD.fullmatch(raw):
+                    words.append(raw)  # the common case: nothing to remove, no blank
+                    continue
                 if _UNESCAPED_SPACE.search(raw):
                     # an unquoted word never holds a blank: the grammar misread the line
                     # (`time { { a; }; }` yields a word `{ {`)
@@ -300,7 +382,7 @@ class _Walker:
                 words.append(plain_word(raw))
                 continue
             words.append(word_value(child, self.source))
-            if kind not in _LEAVES:
+            if kind not in kinds.leaves:
                 inside.append(child)
         if words:
             self.items.extend(expand(tuple(words), "", self.depth, self.recurse))

@@ -16,7 +16,7 @@ from .model import KEYED_ONLY, ArgumentKind, ArgumentSpec
 from .patch import patch_paths
 from .paths import ResolvedPath, Roots, resolve_path
 from .shell import DEFAULT_LIMITS, ShellLimits, analyse
-from .urls import CallURL, parse_call_url
+from .urls import CallURL, parse_call_url, parse_normal_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ def _path_part(args: Mapping[str, Any], raw: str, roots: Roots, cwd: str | None)
     resolved = resolve_path(raw, roots, cwd)
     if isinstance(resolved, str):
         return Part(args, raw, roots, unanalysable=resolved)
-    return Part(args, resolved.normal, roots, path=resolved)
+    return Part(args, resolved.normal, roots, None, False, resolved)
 
 
 def _cwd(args: Mapping[str, Any], spec: ArgumentSpec, roots: Roots) -> str | Part | None:
@@ -106,6 +106,9 @@ def build_subject(tool: str, args: Mapping[str, Any], env: CallEnvironment) -> S
         why = f"argument {spec.key!r} is missing or not text"
         return Subject(tool, (Part(args, "", roots, unanalysable=why),))
     if spec.kind is ArgumentKind.URL:
+        normal = parse_normal_url(raw)
+        if normal is not None:  # the common case: the URL is its own rendering
+            return Subject(tool, (Part(args, raw, roots, None, False, None, normal),))
         url = parse_call_url(raw)
         if isinstance(url, str):
             return Subject(tool, (Part(args, raw, roots, unanalysable=url),))

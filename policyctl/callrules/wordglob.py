@@ -71,6 +71,8 @@ class WordPattern:
 
     #: `git log *` and `git log`: word globs with at most one star, at the end
     simple: bool = field(init=False, repr=False, compare=False)
+    #: the literal words the pattern starts with (`git push` of `git push * --force`)
+    prefix: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         positions = tuple(i for i, item in enumerate(self.items) if item is STAR)
@@ -78,6 +80,22 @@ class WordPattern:
         object.__setattr__(self, "star_mask", sum(1 << i for i in positions))
         simple = not positions or positions == (len(self.items) - 1,)
         object.__setattr__(self, "simple", simple)
+        prefix: list[str] = []
+        for item in self.items:
+            if item is STAR or item.literal is None:
+                break
+            prefix.append(item.literal)
+        object.__setattr__(self, "prefix", tuple(prefix))
+
+    def _prefix_differs(self, words: Sequence[str | None]) -> bool:
+        """A known word that differs from the literal at its place, with only known words
+        before it: no run of the pattern can reach past it, whatever follows."""
+        for i, literal in enumerate(self.prefix):
+            if i >= len(words) or words[i] is None:
+                return False
+            if words[i] != literal:
+                return True
+        return False
 
     def _simple(self, words: Sequence[str | None], open_tail: bool) -> bool | None:
         """The common shapes on fully known words, in one comparison per pattern word;
@@ -86,7 +104,8 @@ class WordPattern:
         trailing_star = bool(self.star_positions)
         fixed = len(items) - 1 if trailing_star else len(items)
         if len(words) < fixed or (not trailing_star and (len(words) > fixed or open_tail)):
-            return None if None in words else False
+            # an open tail (xargs) may add the missing words, or none: the scan decides
+            return None if open_tail or None in words else False
         for i in range(fixed):
             word = words[i]
             item = items[i]
@@ -141,6 +160,8 @@ class WordPattern:
             quick = self._simple(words, open_tail)
             if quick is not None:
                 return quick
+        elif self._prefix_differs(words):
+            return False
         return self._run(words, open_tail, strict=False)
 
     def must_match(self, words: Sequence[str | None], open_tail: bool = False) -> bool:
@@ -148,6 +169,8 @@ class WordPattern:
             quick = self._simple(words, open_tail)
             if quick is not None:
                 return quick
+        elif self._prefix_differs(words):
+            return False
         return self._run(words, open_tail, strict=True)
 
     def render(self) -> str:

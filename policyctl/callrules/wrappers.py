@@ -14,7 +14,7 @@ Words = tuple[str | None, ...]
 
 
 def basename(word: str) -> str:
-    return word.rsplit("/", 1)[-1]
+    return word[word.rfind("/") + 1 :]
 
 
 # -- option tables: (flags without a value, options that take the next word) ----------------
@@ -33,6 +33,9 @@ _TIME = (
     {"-p", "-v", "-a", "-q", "--portability", "--verbose", "--append", "--quiet"},
     {"-f", "-o", "--format", "--output"},
 )
+
+
+_WRAPPERS = frozenset({"timeout", "nice", "nohup", "env", "command", "time"})
 
 
 @dataclass(slots=True)
@@ -70,6 +73,8 @@ def strip_wrappers(words: Words) -> tuple[Words, str | None, bool]:
     chdir = False
     while words and words[0] is not None:
         name = basename(words[0])
+        if name not in _WRAPPERS and words[0] not in ("{", "!"):
+            break  # the common case: no wrapper
         if words[0] in ("{", "!"):
             # the grammar reads `time { rm x; }` and `! { rm x; }` as a command named `{`
             # (and one named `}`): bash's reserved words are never commands

@@ -84,6 +84,10 @@ def add_context_flags(p: argparse.ArgumentParser, tool_flag: bool = True) -> Non
     g.add_argument("--subagent-depth", type=int)
     g.add_argument("--parent-tools", help="comma-separated tools of the parent run (inheritance)")
     g.add_argument("--trigger", choices=["user", "cron", "memory", "skill", "spawn", "gateway"])
+    g.add_argument(
+        "--workspace", metavar="DIR", help="the run's workspace root (path call rules: ./src/**)"
+    )
+    g.add_argument("--home", metavar="DIR", help="the run's home directory (path call rules: ~/x)")
     g.add_argument("--context", metavar="FILE", help="YAML/JSON file with the same fields")
     g.add_argument(
         "--tool-inventory",
@@ -151,6 +155,8 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
         ("session_key", "session_key"),
         ("spawned_by", "spawned_by"),
         ("trigger", "trigger"),
+        ("workspace", "workspace"),
+        ("home", "home"),
     ):
         value = getattr(args, flag)
         if value is not None:

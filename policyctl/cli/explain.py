@@ -1,5 +1,8 @@
 """`policyctl explain FILE --tool NAME`: why a tool is allowed or gone, and what to edit.
 
+With `--call JSON`, the decision for one call of the tool (allow, ask or deny) with the layer,
+entry and file:line:col that decided, and every layer's verdict.
+
 `policyctl explain CODE` explains a diagnostic code instead.
 """
 
@@ -11,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .common import EXIT_OK, EXIT_USAGE, add_context_flags, subcommand
+from .common import EXIT_OK, EXIT_USAGE, UsageError, add_context_flags, subcommand
 
 if TYPE_CHECKING:
     from ..explain import ToolDecision
@@ -22,6 +25,7 @@ HELP = "explain why a tool is allowed or removed in a run (or explain a diagnost
 EXAMPLE = """examples:
   policyctl explain examples/team.yaml --agent coder --tool exec
   policyctl explain examples/team.yaml --agent coder --tool exec --trail
+  policyctl explain policy.yaml --tool exec --call '{"command": "git push origin main"}'
   policyctl explain examples/chatbot.yaml --session-key agent:support:slack:group:C123
   policyctl explain PC303
 """
@@ -33,6 +37,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("file", help="policy file, or a diagnostic code such as PC303")
     p.add_argument("--tool", dest="explain_tool", metavar="NAME", help="the tool to explain")
     p.add_argument("--trail", action="store_true", help="show all eleven layers")
+    p.add_argument(
+        "--call",
+        metavar="JSON",
+        help="with --tool: the arguments of one call, as a JSON object; shows the call rules' "
+        "decision (allow, ask, deny) and which layer and entry decided",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     add_context_flags(p, tool_flag=False)
     p.set_defaults(run=run)
@@ -58,6 +68,16 @@ def run(args: argparse.Namespace) -> int:
     from .output import Painter
     from .resolve import print_context_warnings, resolve_for_cli
 
+    call_args = None
+    if args.call is not None:
+        from ..explain_call import CallArgumentsError, parse_call
+
+        if args.explain_tool is None:
+            raise UsageError("--call needs --tool NAME: the tool the call is made to")
+        try:
+            call_args = parse_call(args.call)
+        except CallArgumentsError as exc:
+            raise UsageError(str(exc)) from None
     policy, res = resolve_for_cli(args)
     paint = Painter(sys.stdout)
     print_context_warnings(res, args.format)  # a typo in the context: say so first
@@ -76,6 +96,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {summary_line(r)}")
         if args.trail:
             _print_trail(res, None, paint)
+        return EXIT_OK
+    if call_args is not None:
+        from ..explain_call import explain_call
+
+        explained = explain_call(res, args.explain_tool, call_args)
+        if args.format == "json":
+            print_json({"context": res.context.to_json(), "call": explained.to_json()})
+        else:
+            print(explained.render())
         return EXIT_OK
     decision = decide_tool(res, args.explain_tool, policy)
     if args.format == "json":

@@ -78,9 +78,26 @@ def run(args: argparse.Namespace) -> int:
     for (stage, label), tools in stages.items():
         where = "construction" if stage == 0 else f"layer {stage:>2}"
         print(f"  {where} {label}: {', '.join(tools)}")
+    _print_call_rules(res)
     if res.warnings:
         print(render_diagnostics(res.warnings, sys.stdout))
     if not res.allowed and res.inventory.tools:
         print(paint("no callable tools remain for this run", "red"))
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _print_call_rules(res) -> None:  # type: ignore[no-untyped-def]
+    """The run's call rules per allowed tool, when it has some (`explain --call` decides one)."""
+    if not res.call_layers:
+        return
+    from ..pipeline.calls import rules_json
+
+    rules = rules_json(res.call_layers, res.allowed)
+    print(f"call rules ({len(rules)} tools; decide one with explain --tool T --call JSON):")
+    for tool, rows in rules.items():
+        print(f"  {tool}:")
+        for row in rows:
+            src = row["source"]
+            where = f" ({src['file']}:{src['line']}:{src['column']})" if src else ""
+            print(f"    {row['effect']:<5} {row['entry']}{where}  [{row['layer']}]")

@@ -265,7 +265,7 @@ class Resolver:
         if answer is None:
             answer = self._answer(ctx, cache)
             answers.put(ctx, answer)
-        res = Resolution(answer, policy)
+        res = Resolution(answer, policy, ctx)
         if require_tools and answer.emptied:
             raise NoCallableToolsError(res, answer.emptied)
         return res

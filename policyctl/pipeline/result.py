@@ -9,8 +9,9 @@ form computed the answer. `explain` renders this value.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..catalog import Catalog
 from ..compiled import CompiledPolicy, LayerPolicy
@@ -24,6 +25,10 @@ from .layers import Layer, LayerPlan, spec
 from .match import InventoryIndex, RuleKind, decide, iter_bits
 from .select import Shape
 from .warnings import unknown_entry_warnings
+
+if TYPE_CHECKING:
+    from ..callrules.model import CallDecision, LayerCallRules
+    from ..callrules.subject import CallEnvironment
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +113,17 @@ class Resolution:
     `layers`), with the run's `context` and `warnings`. Immutable; the trail is computed on
     first use and kept by this object (not by the engine's cache)."""
 
-    __slots__ = ("_a", "_context", "_policy", "_trail", "_warnings")
+    __slots__ = ("_a", "_call_env", "_calls", "_context", "_ctx", "_policy", "_trail", "_warnings")
 
-    def __init__(self, answer: Answer, policy: CompiledPolicy) -> None:
+    def __init__(
+        self, answer: Answer, policy: CompiledPolicy, ctx: RunContext | None = None
+    ) -> None:
         self._a = answer
+        #: the caller's context: the cached answer may have been computed for an equal one
+        #: with another workspace, home or parent call rules (out of equality on purpose)
+        self._ctx = ctx if ctx is not None else answer.ctx
+        self._calls: tuple[LayerCallRules, ...] | None = None
+        self._call_env: CallEnvironment | None = None
         #: held by this result (never by the engine's cache): its warnings read the policy
         self._policy = policy
         self._context: EffectiveContext | None = None
@@ -156,6 +168,70 @@ class Resolution:
     def restrictive(self) -> bool:
         """Whether some applied layer has an allow list that restricts (no `*`)."""
         return any(p.policy is not None and p.policy.restrictive for p in self._a.plans)
+
+    # -- call rules: built on first use ------------------------------------------------------
+
+    @property
+    def call_layers(self) -> tuple[LayerCallRules, ...]:
+        """Every applied layer with call rules for an allowed tool, in layer order (the
+        inheritance layer holds the parent's), each labelled as in the trail."""
+        found = self._calls
+        if found is None:
+            parent = self._ctx.parent
+            inherited = parent.calls if parent is not None else ()
+            if not self._policy.has_call_rules and not inherited:
+                found = ()
+            else:
+                from .calls import call_layers
+
+                found = call_layers(
+                    self._a.plans, frozenset(self.allowed), self.inventory, inherited
+                )
+            self._calls = found
+        return found
+
+    def has_call_rules(self, tool: str) -> bool:
+        """Whether some layer has call rules for `tool`, or (for a shell tool) for the read or
+        write tool its redirections are decided as, or one of those is not in the run: when
+        False, `decide_call` allows every call of the tool without looking at it."""
+        layers = self.call_layers
+        if any(tool in layer.tools for layer in layers):
+            return True
+        env = self.call_environment()
+        if env.spec(tool).kind.value != "shell":
+            return False
+        for access in (env.read_tool, env.write_tool):
+            if access is not None and (
+                not env.has(access) or any(access in layer.tools for layer in layers)
+            ):
+                return True
+        return False
+
+    def call_environment(self) -> CallEnvironment:
+        """What decisions need besides the rules: argument kinds, the run's workspace and home
+        (from its context), the tools it has. Built once per resolution."""
+        env = self._call_env
+        if env is None:
+            from ..callrules.paths import Roots
+            from ..callrules.subject import environment_for
+
+            ctx = self._ctx
+            env = environment_for(
+                self._a.catalog, Roots(ctx.workspace, ctx.home), frozenset(self.allowed)
+            )
+            self._call_env = env
+        return env
+
+    def decide_call(self, tool: str, args: Mapping[str, Any]) -> CallDecision:
+        """The run's decision for one call: allow, ask or deny, with the layer, entry and
+        file:line:col (`Verdict.source`) that decided and every layer's verdict."""
+        env = self._call_env
+        if env is None:
+            env = self.call_environment()
+        layers = self._calls
+        if layers is None:
+            layers = self.call_layers
+        return _core_decide()(layers, tool, args, env)
 
     # -- the trail: built on first use ------------------------------------------------------
 
@@ -277,19 +353,39 @@ class Resolution:
         only by deny rules used to hand down, as deny, what it lost from its own inventory, so a
         tool registered after it resolved (an MCP listing refreshed mid-turn) reached the child.
         """
-        return Capture(self.allowed, self.inherited_deny)
+        return Capture(self.allowed, self.inherited_deny, calls=self.call_layers)
 
     def to_json(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "context": self.context.to_json(),
             "allowed": list(self.allowed),
             "removed": [r.to_json() for r in self.removed],
             "layers": [layer.to_json() for layer in self.layers],
             "warnings": [{"code": w.code, "message": w.message} for w in self.warnings],
         }
+        layers = self.call_layers
+        if layers:
+            from .calls import rules_json
+
+            out["callRules"] = rules_json(layers, self.allowed)
+        return out
 
     def __repr__(self) -> str:
         return f"Resolution(allowed={self.allowed!r})"
+
+
+_decide: Callable[..., CallDecision] | None = None
+
+
+def _core_decide() -> Callable[..., CallDecision]:
+    """The call-rule core's `decide_call`, imported once, on the first call decided (an
+    import statement per call would cost more than deciding a call without rules)."""
+    global _decide
+    if _decide is None:
+        from ..callrules.decide import decide_call
+
+        _decide = decide_call
+    return _decide
 
 
 class NoCallableToolsError(Exception):

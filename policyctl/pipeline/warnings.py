@@ -120,7 +120,12 @@ def unknown_entry_warnings(
     for plan in applied:
         lp = plan.policy
         assert lp is not None
-        for lst, kind, code in ((lp.allow, "allowlist", "PC401"), (lp.deny, "denylist", "PC402")):
+        ask = lp.calls.plain_ask if lp.calls is not None else None
+        for lst, kind, code in (
+            (lp.allow, "allowlist", "PC401"),
+            (lp.deny, "denylist", "PC402"),
+            (ask, "asklist", "PC460"),  # a typo there is an approval that never happens
+        ):
             # An allow list with "*" restricts nothing (alsoAllow alone becomes ["*", ...]);
             # its entries are analysed where they do widen, at the profile layer.
             if lst is None or lst.empty or (kind == "allowlist" and lst.wildcard is not None):

@@ -128,6 +128,7 @@ POLICIES: dict[str, Policy] = {
     "rm_refused_rest_asks": in_layer(deny=["exec(rm *)"], plain_ask=True),
     "git_rest_asks": in_layer(allow=["exec(git *)"], default="ask"),
     "deny_all": in_layer(deny=["exec(*)"]),
+    "deny_rm_rf": in_layer(deny=["exec(rm -rf *)", "exec(rm x)"]),
     "allow_all_specifier": in_layer(allow=["exec(*)"]),
     "name_and_specifier": in_layer(allow=["exec(git *)"], name=True),
     "plain_ask_only": in_layer(plain_ask=True),
@@ -301,6 +302,9 @@ SHELL_CONSTRUCTS = [
     sh("p1", "timeout --weird 5 rm x", "deny", UNANALYSABLE),
     sh("p1", "env -S 'rm x'", "deny", UNANALYSABLE),
     sh("p1", "env $X rm", "deny", UNANALYSABLE),
+    # `_=1` is an assignment to bash though the grammar takes it for the command word
+    sh("p2", "_=1 rm -rf /", "deny", RM),
+    sh("p2", "x=1 _+=2 rm -rf /", "deny", RM),
     # sudo, xargs, find: commands in their own right, and their payloads too
     sh("p1", "sudo ls", "deny", "exec(sudo *)"),
     sh("p2", "sudo rm -rf /", "deny", RM),
@@ -310,6 +314,10 @@ SHELL_CONSTRUCTS = [
     sh("p2", "builtin eval x", "deny", UNANALYSABLE),
     sh("sudo_allowed", "sudo apt update", "allow", "exec(sudo apt update)"),  # payload screened
     sh("sudo_allowed", "sudo rm -rf /", "deny", RM),
+    # xargs appends its input: the missing words may come from it, or none at all
+    sh("deny_rm_rf", "echo -rf / | xargs rm", "deny", "exec(rm -rf *)"),
+    sh("deny_rm_rf", "true | xargs rm x", "deny", "exec(rm x)"),
+    sh("deny_rm_rf", "rm", "allow"),
     sh("sudo_allowed", "sudo -u root apt update", "deny", DEFAULT),
     sh("p2", "sudo -s", "deny", UNANALYSABLE),
     sh("p2", "setsid rm -rf /", "deny", RM),
@@ -478,6 +486,8 @@ URLS = [
     web("http://[::1]/", "deny", DEFAULT),
     web("http://169.254.169.254/latest/meta-data", "deny", "web_fetch(ip:169.254.0.0/16)"),
     web("http://1.2.3.256/", "deny", UNANALYSABLE),
+    web("http://08/", "deny", UNANALYSABLE),  # octal to a client, and 8 is no octal digit
+    web("http://10.0.0.09/", "deny", UNANALYSABLE),
     web(
         "https://api.github.com/repos/acme/x",
         "allow",

@@ -203,3 +203,19 @@ def test_matching_is_a_single_pass(monkeypatch: object) -> None:
     words = ["a"] * 3000
     assert not pattern.may_match(words)
     assert calls <= 3000 * 4
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    pattern_items,
+    st.lists(st.one_of(st.none(), st.sampled_from(["a", "b", "ab", "c"])), max_size=6),
+    st.booleans(),
+)
+def test_the_shortcuts_answer_as_the_full_scan(
+    items: list[object], words: list[str | None], tail: bool
+) -> None:
+    """The simple-shape check and the literal-prefix check only skip the scan, never change
+    its answer, with unknown words and open tails too."""
+    pattern = WordPattern(tuple(items))  # type: ignore[arg-type]
+    assert pattern.may_match(words, tail) == pattern._run(words, tail, strict=False)
+    assert pattern.must_match(words, tail) == pattern._run(words, tail, strict=True)

@@ -33,6 +33,12 @@ def commands(line: str) -> list[tuple[str | None, ...]]:
         ("local a=$(b) c=1", [("local", None, "c=1"), ("b",)]),
         ("unset f", [("unset", "f")]),
         ("bash -c 'a; sh -c \"b\"'", [("a",), ("b",)]),
+        # assignments the grammar reads as the command word; bash runs `rm`
+        ("_=1 rm -rf /", [("rm", "-rf", "/")]),
+        ("x=1 _=2 _+=3 A+=4 rm x", [("rm", "x")]),
+        ("_=1", []),
+        ("'_=1' rm", [("_=1", "rm")]),  # quoted: a command word for bash too
+        ("rm _=1", [("rm", "_=1")]),
     ],
 )
 def test_commands(line: str, expected: list[tuple[str | None, ...]]) -> None:
@@ -122,7 +128,7 @@ def test_size_limit() -> None:
 
 
 def test_parse_time_limit_and_the_parser_recovers() -> None:
-    line = "echo a && ls | grep x; " * 400  # large enough to be parsed in chunks
+    line = "echo 'a' && ls | grep x; " * 400  # parsed (quotes), and in chunks (its size)
     assert "parsing took longer" in analyse(line, ShellLimits(parse_seconds=0.0)).problems[0].reason
     again = analyse(line)  # a cancelled parse must not leak into the next one
     assert not again.problems and len(again.commands) == 1200
