@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, Source
 from .keys import normal_key
 from .located import LocMap, format_path
 
@@ -69,16 +69,26 @@ def lookalike_ids(doc: LocMap) -> list[Diagnostic]:
             other = first.setdefault(shape, key)
             if _same(what, other, key):
                 continue
-            earlier = mapping.key_src.get(other)
+            earlier = _where(mapping, other)
             at = f" ({earlier})" if earlier else ""
             found.append(
                 Diagnostic.make(
                     "PC312",
                     f'{what} id "{key}" reads like {what} id "{other}"{at}: two scopes a '
                     "reviewer takes for one",
-                    mapping.key_src.get(key) or mapping.src,
+                    _where(mapping, key),
                     format_path((*path, key)),
                     fix=f'rename one of them, or merge {what} "{key}" into "{other}"',
                 )
             )
     return found
+
+
+def _where(mapping: LocMap, key: str) -> Source | None:
+    # a TOML table header (`[agents.entries.builder]`) locates the value, not the key
+    return (
+        mapping.key_src.get(key)
+        or mapping.val_src.get(key)
+        or getattr(mapping.get(key), "src", None)
+        or mapping.src
+    )
