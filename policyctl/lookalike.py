@@ -85,10 +85,13 @@ def lookalike_ids(doc: LocMap) -> list[Diagnostic]:
 
 
 def _where(mapping: LocMap, key: str) -> Source | None:
-    # a TOML table header (`[agents.entries.builder]`) locates the value, not the key
-    return (
-        mapping.key_src.get(key)
-        or mapping.val_src.get(key)
-        or getattr(mapping.get(key), "src", None)
-        or mapping.src
-    )
+    # a TOML table header (`[agents.entries.builder]`) locates the value, not the key, and a
+    # table made only by a longer header (`[agents.entries.builder.tools]`) is located by
+    # what it holds
+    node = mapping.get(key)
+    found = mapping.key_src.get(key) or mapping.val_src.get(key) or getattr(node, "src", None)
+    while found is None and isinstance(node, LocMap) and node:
+        inner = next(iter(node))
+        found = node.key_src.get(inner) or node.val_src.get(inner)
+        node = node[inner]
+    return found or mapping.src
