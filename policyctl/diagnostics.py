@@ -144,6 +144,18 @@ CODES: dict[str, CodeInfo] = _codes(
         "and its diagnostics.",
     ),
     (
+        "PC117",
+        E,
+        "policy larger than the limits",
+        "The policy holds more agents (POLICYCTL_MAX_AGENTS, 5,000), `toolsBySender` keys "
+        "(POLICYCTL_MAX_SENDER_KEYS, 50,000) or tool-list entries (POLICYCTL_MAX_ENTRIES, "
+        "100,000) than one policy may, or a YAML file has more than POLICYCTL_MAX_YAML_NODES "
+        "(50,000) nodes. Within these limits every command stays inside 10 s of CPU and 1 GiB "
+        "of memory; beyond them the policy is refused at the first item over the limit, "
+        "rather than loaded slowly. Split the policy, write large generated policies as JSON, "
+        "or raise the setting.",
+    ),
+    (
         "PC114",
         E,
         "number out of range",
@@ -375,6 +387,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "toolsBySender, MCP servers; plugin tool names) have the same normal form, such as "
         '`Slack` and `"slack "`. One would silently replace the other, and with it its deny '
         "lists. Merge them into one entry.",
+    ),
+    (
+        "PC312",
+        E,
+        "look-alike scope ids",
+        "Two agent, channel, account or group ids of one map differ only by case, separators "
+        "(`-`, `_`, `.`, space) or glyphs that common fonts confuse (`0`/`o`, `1`/`l`/`I`/`|`, "
+        "`rn`/`m`, `vv`/`w`): `c0der` next to `coder`. They are two scopes that select "
+        "different runs, and a reviewer reads them as one. Rename one of them.",
     ),
     (
         "PC380",
