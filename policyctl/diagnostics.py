@@ -144,6 +144,18 @@ CODES: dict[str, CodeInfo] = _codes(
         "and its diagnostics.",
     ),
     (
+        "PC117",
+        E,
+        "policy larger than the limits",
+        "The policy holds more agents (POLICYCTL_MAX_AGENTS, 5,000), `toolsBySender` keys "
+        "(POLICYCTL_MAX_SENDER_KEYS, 50,000) or tool-list entries (POLICYCTL_MAX_ENTRIES, "
+        "100,000) than one policy may, or a YAML file has more than POLICYCTL_MAX_YAML_NODES "
+        "(50,000) nodes. Within these limits every command stays inside 10 s of CPU and 1 GiB "
+        "of memory; beyond them the policy is refused at the first item over the limit, "
+        "rather than loaded slowly. Split the policy, write large generated policies as JSON, "
+        "or raise the setting.",
+    ),
+    (
         "PC114",
         E,
         "number out of range",
@@ -172,6 +184,53 @@ CODES: dict[str, CodeInfo] = _codes(
         "Reloading the policy raised an error that is not a diagnostic of the policy itself (an "
         "I/O or internal error). The last good version stays in service; the message names the "
         "error.",
+    ),
+    (
+        "PC125",
+        W,
+        "import: not translated",
+        "`policyctl import` found a rule, key or mode of a Claude Code or Gemini CLI file that "
+        "has no exact policyctl equivalent (a tool the catalog does not have, a specifier "
+        "policyctl refuses, a regular expression that is not a command prefix). The rule is "
+        "left out of the imported document, never guessed wider; the message says what a call "
+        "it covered gets instead.",
+    ),
+    (
+        "PC126",
+        W,
+        "import: effect changes",
+        "Gemini CLI lets the highest-priority matching rule decide; policyctl lets the most "
+        "restrictive one decide (deny, then ask, then allow). Where a higher-priority allow (or "
+        "ask) rule and a lower-priority deny (or ask) rule can match the same call, the "
+        "imported document decides that call the other way. Both rules are named; narrow the "
+        "deny, or move the exception into its own scope, if the old result is wanted.",
+    ),
+    (
+        "PC127",
+        W,
+        "import: approximated",
+        "A rule could only be imported approximately. Deny and ask rules are approximated "
+        "wider (more calls refused or asked), allow rules narrower (fewer calls admitted), so "
+        "the imported document never lets through a call the source would have stopped. The "
+        "message says which way.",
+    ),
+    (
+        "PC128",
+        E,
+        "import: malformed input",
+        "The file to import is not a well-formed Claude Code settings file or Gemini CLI "
+        "policy file: a list that is not a list, a rule that is not a string or a table, a "
+        "missing or unknown decision, a priority out of range. No document is written: a rule "
+        "that could not be read may have been a deny.",
+    ),
+    (
+        "PC129",
+        Severity.INFO,
+        "import: translated with a difference",
+        "A rule or setting was imported, but means something slightly different in policyctl "
+        "(a path re-anchored at the run's workspace, a mode imported as another), or a part of "
+        "the file that holds no call permissions was left out. Read the message and check the "
+        "imported document.",
     ),
     (
         "PC201",
@@ -328,6 +387,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "toolsBySender, MCP servers; plugin tool names) have the same normal form, such as "
         '`Slack` and `"slack "`. One would silently replace the other, and with it its deny '
         "lists. Merge them into one entry.",
+    ),
+    (
+        "PC312",
+        E,
+        "look-alike scope ids",
+        "Two agent, channel, account or group ids of one map differ only by case, separators "
+        "(`-`, `_`, `.`, space) or glyphs that common fonts confuse (`0`/`o`, `1`/`l`/`I`/`|`, "
+        "`rn`/`m`, `vv`/`w`): `c0der` next to `coder`. They are two scopes that select "
+        "different runs, and a reviewer reads them as one. Rename one of them.",
     ),
     (
         "PC380",
@@ -635,6 +703,55 @@ CODES: dict[str, CodeInfo] = _codes(
         "unknown account",
         "The run's account has no configuration under its channel's accounts, so the "
         "channel-wide groups apply (a scheduled run there fails closed instead, PC409).",
+    ),
+    # -- the runtime (runtime/) ----------------------------------------------------------------
+    (
+        "PC480",
+        W,
+        "ask without an approver",
+        "The run's call rules ask before some calls (an ask entry, a tool's plain name in ask, or "
+        "callDefault: ask), and the runtime was built without an approver: each such call is "
+        "refused, and the refusal says it needs approval. Pass Runtime(approver=...) where a "
+        "person can answer; in a headless run, write deny or allow rules instead.",
+    ),
+    # -- around call rules: recorded calls, validate's call-rule checks (callaround) -------
+    (
+        "PC365",
+        E,
+        "recorded call is malformed",
+        "A file of recorded calls (`simulate --calls`, `diff --calls`) holds JSON lines or one "
+        'JSON list of objects {"tool": NAME, "args": {...}, "context": {...}}; `params` or '
+        "`arguments` may stand for `args` (a JSON object, or a string holding one), `id` is "
+        "ignored. Any other key, a missing tool, or arguments that are not an object is an "
+        "error at the call's file:line:col, so no call is replayed with arguments it did not "
+        "have.",
+    ),
+    (
+        "PC470",
+        W,
+        "call rule can never match",
+        "A shell specifier names a command the analysis never leaves in place: a shell "
+        "(`sh -c 'SCRIPT'` is decided by its script's commands; `sh FILE` cannot be analysed), "
+        "`eval`, `source` or `.` (cannot be analysed), a bash reserved word, or a wrapper "
+        "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`) with a command after it: "
+        "wrappers are stripped, so `exec(nohup *)` never meets `nohup rm x`, matched as "
+        "`rm x`. A deny written this way protects nothing.",
+    ),
+    (
+        "PC471",
+        W,
+        "specifier shadowed at its layer",
+        "Every call an allow specifier admits is also met by a deny (or ask) specifier of the "
+        "same layer, which wins: the allow never decides a call there (and an ask a deny of "
+        "the same layer covers never asks). Narrow the deny, or rewrite the shadowed rule.",
+    ),
+    (
+        "PC472",
+        W,
+        "call rule on a tool no run has",
+        "The specifier's tool is not allowed in any context of the policy's context matrix, "
+        "so its call rules never decide a call; usually the tool is denied by name elsewhere, "
+        "or missing from an allow list.",
     ),
 )
 
