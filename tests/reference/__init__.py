@@ -7,7 +7,8 @@ parsing, layer selection, entry expansion or matching: it is the yardstick the e
 to in tests/test_properties.py, so a bug in the engine's shared helpers cannot hide itself.
 
 Modules, in the order a run goes through them:
-    merge.py     `extends`: deep-merge, lists replaced, deny lists unioned
+    merge.py     `extends`: deep-merge, lists replaced, deny lists unioned, base denies
+                 carried into the more specific scopes a child adds (README)
     facts.py     context facts: agent, channel/account/group, sender, sandboxed, subagent role
     matching.py  normal form, globs, groups, one policy's verdict (semantics 2-6)
     layers.py    which policy each of the eleven layers applies for a context (semantics 7)
