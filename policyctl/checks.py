@@ -9,7 +9,9 @@
 - a group sender rule that shadows the group's tools (PC430, `shadowing.py`), an agent sender
   rule that shadows a global one (PC436);
 - allow entries an earlier layer always removes (PC432, `reach.py`);
-- a context reachable from what the file declares whose allow lists leave no tools (PC308).
+- a context reachable from what the file declares whose allow lists leave no tools (PC308);
+- call rules that can never match, allows a deny of the same scope shadows, rules that never
+  decide a call (PC470-PC472, `callchecks.py`).
 """
 
 from __future__ import annotations
@@ -234,9 +236,13 @@ def check_policy(
     out.extend(shadowed_group_tools(policy, inventory, strict=strict))
     out.extend(shadowed_global_senders(policy, inventory, strict=strict))
     matrix = context_matrix(policy, max_contexts)
-    runs = distinct_runs(policy, matrix)  # both walks ask each distinct run once
+    runs = distinct_runs(policy, matrix)  # the walks ask each distinct run once
     out.extend(unreachable_entries(policy, inventory, matrix, runs))
     out.extend(_empty_contexts(policy, matrix, runs))
+    if policy.has_call_rules:  # the call-rule core loads only for policies that use it
+        from .callchecks import call_rule_checks
+
+        out.extend(call_rule_checks(policy, matrix, strict=strict, runs=runs))
     # an alsoAllow list is read twice (profile layer, and its own scope): report it once
     return list(dict.fromkeys(out))
 

@@ -636,6 +636,55 @@ CODES: dict[str, CodeInfo] = _codes(
         "The run's account has no configuration under its channel's accounts, so the "
         "channel-wide groups apply (a scheduled run there fails closed instead, PC409).",
     ),
+    # -- the runtime (runtime/) ----------------------------------------------------------------
+    (
+        "PC480",
+        W,
+        "ask without an approver",
+        "The run's call rules ask before some calls (an ask entry, a tool's plain name in ask, or "
+        "callDefault: ask), and the runtime was built without an approver: each such call is "
+        "refused, and the refusal says it needs approval. Pass Runtime(approver=...) where a "
+        "person can answer; in a headless run, write deny or allow rules instead.",
+    ),
+    # -- around call rules: recorded calls, validate's call-rule checks (callaround) -------
+    (
+        "PC365",
+        E,
+        "recorded call is malformed",
+        "A file of recorded calls (`simulate --calls`, `diff --calls`) holds JSON lines or one "
+        'JSON list of objects {"tool": NAME, "args": {...}, "context": {...}}; `params` or '
+        "`arguments` may stand for `args` (a JSON object, or a string holding one), `id` is "
+        "ignored. Any other key, a missing tool, or arguments that are not an object is an "
+        "error at the call's file:line:col, so no call is replayed with arguments it did not "
+        "have.",
+    ),
+    (
+        "PC470",
+        W,
+        "call rule can never match",
+        "A shell specifier names a command the analysis never leaves in place: a shell "
+        "(`sh -c 'SCRIPT'` is decided by its script's commands; `sh FILE` cannot be analysed), "
+        "`eval`, `source` or `.` (cannot be analysed), a bash reserved word, or a wrapper "
+        "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`) with a command after it: "
+        "wrappers are stripped, so `exec(nohup *)` never meets `nohup rm x`, matched as "
+        "`rm x`. A deny written this way protects nothing.",
+    ),
+    (
+        "PC471",
+        W,
+        "specifier shadowed at its layer",
+        "Every call an allow specifier admits is also met by a deny (or ask) specifier of the "
+        "same layer, which wins: the allow never decides a call there (and an ask a deny of "
+        "the same layer covers never asks). Narrow the deny, or rewrite the shadowed rule.",
+    ),
+    (
+        "PC472",
+        W,
+        "call rule on a tool no run has",
+        "The specifier's tool is not allowed in any context of the policy's context matrix, "
+        "so its call rules never decide a call; usually the tool is denied by name elsewhere, "
+        "or missing from an allow list.",
+    ),
 )
 
 

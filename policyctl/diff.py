@@ -8,12 +8,14 @@ the old one. Identical changes are grouped: one line for "12 contexts lose exec 
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .api import compile_loaded
 from .compile import CompiledPolicy
+from .context import RunContext
 from .diagnostics import Diagnostic, PolicyError
 from .escape import md_code, md_literal, printable_line
 from .loader import load_document
@@ -21,6 +23,10 @@ from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix, main_session_key
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
+
+if TYPE_CHECKING:  # the call-rule core loads only when call rules or a corpus are compared
+    from .callcorpus import RecordedCall
+    from .calldiff import DecisionChange, RuleChange
 
 
 @dataclass
@@ -48,10 +54,18 @@ class DiffResult:
     contexts: int
     sampled: bool
     changes: list[Change]
+    #: call rules that changed for tools both policies allow (`calldiff`)
+    rule_changes: list[RuleChange] = field(default_factory=list)
+    #: recorded calls whose decision changed (`--calls`), None without a corpus
+    call_changes: list[DecisionChange] | None = None
 
     @property
     def widened(self) -> bool:
-        return any(c.direction == "gain" for c in self.changes)
+        return (
+            any(c.direction == "gain" for c in self.changes)
+            or any(c.kind == "widen" for c in self.rule_changes)
+            or any(c.kind == "widen" for c in self.call_changes or ())
+        )
 
     @property
     def conclusive(self) -> bool:
@@ -68,6 +82,10 @@ class DiffResult:
             "widened": self.widened,
             "conclusive": self.conclusive,
             "changes": [c.to_json() for c in self.changes],
+            "callRuleChanges": [c.to_json() for c in self.rule_changes],
+            "callChanges": None
+            if self.call_changes is None
+            else [c.to_json() for c in self.call_changes],
         }
 
 
@@ -124,7 +142,20 @@ def diff_policies(
     old_name: str,
     new_name: str,
     max_contexts: int = DEFAULT_MAX_CONTEXTS,
+    calls: Sequence[RecordedCall] | None = None,
+    workspace: str | None = None,
+    home: str | None = None,
 ) -> DiffResult:
+    """`calls`: a corpus whose decisions are compared; `workspace` and `home`: the roots of
+    every compared context that names none (path rules are anchored there)."""
+
+    def rooted(context: RunContext) -> RunContext:
+        return replace(
+            context,
+            workspace=context.workspace if context.workspace is not None else workspace,
+            home=context.home if context.home is not None else home,
+        )
+
     if max_contexts < 1:
         raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     cells: dict[str, MatrixContext] = {}
@@ -138,9 +169,18 @@ def diff_policies(
         for cell in matrix.contexts:
             cells.setdefault(cell.label, cell)
     groups: dict[tuple[str, tuple[str, ...], str, str | None], list[str]] = {}
+    with_calls = old.has_call_rules or new.has_call_rules or calls is not None
+    if with_calls:
+        from .calldiff import DecisionDiff, RuleDiff
+
+        rule_diff, decision_diff = RuleDiff(), DecisionDiff(calls or ())
     for label, cell in cells.items():
-        before = resolve(old, cell.context, require_tools=False)
-        after = resolve(new, cell.context, require_tools=False)
+        context = rooted(cell.context)
+        before = resolve(old, context, require_tools=False)
+        after = resolve(new, context, require_tools=False)
+        if with_calls:
+            rule_diff.add(label, before, after)
+            decision_diff.add(label, before, after)
         # a gained tool is explained by the old policy's rule, a lost one by the new policy's
         for direction, explained_by, changed in (
             ("gain", before, _changed(before, after)),
@@ -157,7 +197,23 @@ def diff_policies(
         Change(d, tools, rule, where, labels) for (d, tools, rule, where), labels in groups.items()
     ]
     changes.sort(key=lambda c: (c.direction != "gain", -len(c.contexts), c.tools))
-    return DiffResult(old_name, new_name, len(cells), sampled, changes)
+    for index, call in enumerate(calls or ()):
+        if call.context is not None:  # a call with its own context is decided there only
+            context = rooted(call.context.to_run_context())
+            before = resolve(old, context, require_tools=False)
+            after = resolve(new, context, require_tools=False)
+            decision_diff.add(f"line {call.line}: its own context", before, after, only=index)
+    if not with_calls:
+        return DiffResult(old_name, new_name, len(cells), sampled, changes)
+    return DiffResult(
+        old_name,
+        new_name,
+        len(cells),
+        sampled,
+        changes,
+        rule_diff.changes(),
+        None if calls is None else decision_diff.changes(),
+    )
 
 
 def _changed(before: Resolution, after: Resolution) -> list[str]:
@@ -186,6 +242,10 @@ def render_text(result: DiffResult) -> str:
             lines.append(f"    {printable_line(label)}")
         if len(c.contexts) > 3:
             lines.append(f"    ... and {len(c.contexts) - 3} more")
+    if result.rule_changes or result.call_changes is not None:
+        from .calldiff import text_lines
+
+        lines.extend(text_lines(result.rule_changes, result.call_changes))
     widened = sum(len(c.contexts) for c in result.changes if c.direction == "gain")
     # a sample cannot show that nothing widened, only that the sampled contexts did not
     verdict = "WIDENED" if result.widened else "not widened"
@@ -194,6 +254,7 @@ def render_text(result: DiffResult) -> str:
     lines.append(
         f"{verdict}: {widened} context changes "
         f"gain tools, {sum(len(c.contexts) for c in result.changes) - widened} lose tools"
+        + _call_summary(result)
     )
     if not result.conclusive:
         lines.append(
@@ -242,4 +303,16 @@ def render_markdown(result: DiffResult) -> str:
                 f"| {len(c.contexts)}: {example}{more} | {tools} | {why} "
                 f"{md_code(c.rule)} | {md_literal(c.where or '')} |"
             )
+    if result.rule_changes or result.call_changes is not None:
+        from .calldiff import markdown_lines
+
+        lines.extend(markdown_lines(result.rule_changes, result.call_changes))
     return "\n".join(lines) + "\n"
+
+
+def _call_summary(result: DiffResult) -> str:
+    if not result.rule_changes and result.call_changes is None:
+        return ""
+    from .calldiff import summary
+
+    return summary(result.rule_changes, result.call_changes)

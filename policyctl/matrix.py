@@ -474,7 +474,29 @@ def _content(lp: LayerPolicy | None) -> object:
         return "empty"  # a match that restricts nothing, yet wins over a less specific map
     allow = lp.allow.signature if lp.allow is not None else None
     deny = lp.deny.signature if lp.deny is not None else None
-    return (allow, deny, lp.grants)
+    return (allow, deny, lp.grants, _calls_content(lp))
+
+
+def _calls_content(lp: LayerPolicy) -> object:
+    """What a policy's call rules say: groups that differ only in them are different places
+    (a diff of one group's `exec(rm *)` must be seen)."""
+    calls = lp.calls
+    if calls is None:
+        return None
+    plain = calls.plain_ask.signature if calls.plain_ask is not None else None
+    rules = tuple(
+        (
+            tool,
+            tuple(r.entry for r in tr.deny),
+            tuple(r.entry for r in tr.ask),
+            tuple(r.entry for r in tr.allow),
+            tr.name_admitted,
+            tr.plain_ask,
+            tr.call_default,
+        )
+        for tool, tr in sorted(calls.tools.items())
+    )
+    return (rules, plain)
 
 
 def _group_content(group: GroupPolicy) -> object:

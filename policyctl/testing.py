@@ -1,10 +1,12 @@
 """Policy tests: what a policy must guarantee, written down next to it and checked in CI.
 
 A test file names a policy, cases (a context and what must hold in it: tools denied, tools
-allowed, the exact allowed list, the layer that must remove a tool) and invariants checked over
-the whole context matrix (`never`: tools no context may get, unless a condition holds;
-`subagentSubsetOfParent`). Failures carry the trail of the tool that broke the expectation.
-Coverage says which policy entries decided at least one case, and which never did.
+allowed, the exact allowed list, the layer that must remove a tool, and `calls`: the decision
+allow / ask / deny each call must get, and optionally the layer that decides it) and
+invariants checked over the whole context matrix (`never`: tools no context may get, unless
+a condition holds; `subagentSubsetOfParent`). Failures carry the trail of the tool (or the
+call) that broke the expectation. Coverage says which policy entries decided at least one
+case, and which never did.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
@@ -30,6 +32,9 @@ from .model import StrictModel as _Strict
 from .names import fold
 from .resolution import Resolution
 from .resolve import resolve
+
+if TYPE_CHECKING:
+    from .callrules.model import CallDecision
 from .schema_errors import diagnostics_from_validation
 
 
@@ -40,10 +45,22 @@ class Expect(_Strict):
     removed_by: dict[str, int] | None = Field(None, alias="removedBy")
 
 
+class CallCase(_Strict):
+    """One call and the decision it must get: `decidedBy` names the layer whose verdict
+    decides it, by number (like `removedBy`), by name (`agent`) or by its label in the trail
+    (`agents.coder.tools.allow`)."""
+
+    tool: str
+    args: dict[str, Any] = {}
+    expect: Literal["allow", "ask", "deny"]
+    decided_by: int | str | None = Field(None, alias="decidedBy")
+
+
 class Case(_Strict):
     name: str
     context: ContextSpec = ContextSpec()
-    expect: Expect
+    expect: Expect = Expect()
+    calls: list[CallCase] = []
 
 
 class Condition(_Strict):
@@ -113,6 +130,8 @@ class FileResult:
     policy_path: str
     results: list[CaseResult]
     covered: set[tuple[str, str]] = field(default_factory=set)
+    #: where the call rules that decided a call case are written (file:line:col)
+    covered_sources: set[str] = field(default_factory=set)
     entries: list[Entry] = field(default_factory=list)
     contexts_checked: int = 0
     contexts_total: int = 0
@@ -122,7 +141,11 @@ class FileResult:
         return sum(1 for r in self.results if not r.passed)
 
     def uncovered(self) -> list[Entry]:
-        return [e for e in self.entries if _entry_id(e) not in self.covered]
+        return [
+            e
+            for e in self.entries
+            if _entry_id(e) not in self.covered and str(e.source) not in self.covered_sources
+        ]
 
 
 def _entry_id(entry: Entry) -> tuple[str, str]:
@@ -162,7 +185,14 @@ def _trail(res: Resolution, tool: str) -> list[str]:
     return lines
 
 
-def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> list[str]:
+def check_case(
+    case: Case,
+    res: Resolution,
+    catalog_aliases: dict[str, str],
+    decided: list[CallDecision] | None = None,
+) -> list[str]:
+    """The case's failures; the decisions of its calls are appended to `decided`."""
+
     def norm(name: str) -> str:
         text = fold(name)
         return catalog_aliases.get(text, text)
@@ -195,6 +225,16 @@ def check_case(case: Case, res: Resolution, catalog_aliases: dict[str, str]) -> 
             now = "allowed" if removal is None else f"removed at stage {removal.stage}"
             failures.append(f"expected {norm(tool)} removed by layer {stage}, but it is {now}")
             failures.extend("  " + line for line in _trail(res, norm(tool)))
+    if case.calls:  # the call-rule core loads only for test files that use it
+        from .calldecisions import check_call
+
+    for call in case.calls:
+        decision, call_failures = check_call(
+            res, norm(call.tool), call.args, call.expect, call.decided_by
+        )
+        failures.extend(call_failures)
+        if decided is not None:
+            decided.append(decision)
     return failures
 
 
@@ -233,6 +273,37 @@ def _record_coverage(res: Resolution, covered: set[tuple[str, str]]) -> None:
                     covered.add(_entry_id(hit.entry))
 
 
+def _call_rule_entries(policy: CompiledPolicy, entries: list[Entry]) -> list[Entry]:
+    """The deny, ask and allow specifiers of the policy as coverage entries (allow specifiers
+    already listed as allow entries are not listed twice)."""
+    from .callchecks import layer_policies
+
+    known = {str(e.source) for e in entries}
+    out: dict[str, Entry] = {}
+    for lp in layer_policies(policy):
+        assert lp.calls is not None
+        for rules in lp.calls.tools.values():
+            for rule in (*rules.deny, *rules.ask, *rules.allow):
+                where = str(rule.source)
+                if rule.source is None or where in known or where in out:
+                    continue
+                source = rule.source if isinstance(rule.source, Source) else None
+                out[where] = Entry(rule.tool, rule.entry, lp.scope, source, "config")
+    return list(out.values())
+
+
+def _record_call_coverage(decided: list[CallDecision], covered: set[str]) -> None:
+    """The rules that decided a call case (every layer that decided it by a rule of its own)."""
+    if not decided:
+        return
+    from .calldecisions import deciding_layers
+
+    for decision in decided:
+        for verdict in deciding_layers(decision):
+            if verdict.source is not None and verdict.entry != "callDefault":
+                covered.add(str(verdict.source))
+
+
 def run_test_file(
     path: str | Path,
     *,
@@ -260,14 +331,18 @@ def run_test_file(
             if e.origin == "config"
         ]
         out.entries = list({_entry_id(e): e for e in out.entries}.values())
+        if policy.has_call_rules:
+            out.entries.extend(_call_rule_entries(policy, out.entries))
     for i, case in enumerate(spec.cases):
         res = resolve(policy, case.context.to_run_context(), require_tools=False)
+        decided: list[CallDecision] = []
         result = CaseResult(
-            case.name, locations.value(("cases", i)), check_case(case, res, aliases)
+            case.name, locations.value(("cases", i)), check_case(case, res, aliases, decided)
         )
         out.results.append(result)
         if coverage:
             _record_coverage(res, out.covered)
+            _record_call_coverage(decided, out.covered_sources)
     if spec.invariants:
         out.results.extend(_check_invariants(policy, spec, locations, max_contexts, out))
         if out.contexts_checked < out.contexts_total:

@@ -33,7 +33,8 @@ def test_resolve_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     )
     data = json.loads(out)
     assert code == 0
-    assert set(data) == {"context", "allowed", "removed", "layers", "warnings"}
+    assert set(data) == {"context", "allowed", "removed", "layers", "warnings", "callRules"}
+    assert {r["entry"] for r in data["callRules"]["exec"]} >= {"exec(rm *)", "exec(git push *)"}
     assert data["context"]["agent"] == "coder"
     assert [layer["stage"] for layer in data["layers"]] == list(range(1, 12))
     secrets = next(r for r in data["removed"] if r["tool"] == "secrets")
@@ -44,7 +45,7 @@ def test_resolve_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
         "kind": "deny",
         "entry": "secrets",
         "expandedFrom": None,
-        "source": {"file": str(EXAMPLES / "team.yaml"), "line": 37, "column": 16},
+        "source": {"file": str(EXAMPLES / "team.yaml"), "line": 46, "column": 16},
     }
     screen = next(r for r in data["removed"] if r["tool"] == "screen")
     assert screen["entry"] == "group:ui" and screen["expandedFrom"] == "group:ui"

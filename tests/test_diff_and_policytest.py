@@ -292,7 +292,7 @@ def test_max_contexts_below_one_is_refused_by_diff_and_test(
     # F27: `--max-contexts 0` compared zero contexts, so every widening and invariant passed
     wide = tmp_path / "wide.yaml"
     team = (EXAMPLES / "team.yaml").read_text(encoding="utf-8")
-    wide.write_text(team.replace("        deny: [secrets]", "        deny: []"), encoding="utf-8")
+    wide.write_text(team.replace("deny: [secrets, ", "deny: ["), encoding="utf-8")
     test = tmp_path / "wide.test.yaml"
     test.write_text(
         f"policy: {wide}\ninvariants:\n  - never: {{tools: [secrets]}}\n", encoding="utf-8"
@@ -354,7 +354,7 @@ def test_a_sampled_check_is_inconclusive_not_a_pass(
     # a widening found in a sample is conclusive, and a full matrix is unaffected
     team, wide = str(EXAMPLES / "team.yaml"), tmp_path / "wide.yaml"
     wide.write_text(
-        (EXAMPLES / "team.yaml").read_text("utf-8").replace("deny: [secrets]", "deny: []"), "utf-8"
+        (EXAMPLES / "team.yaml").read_text("utf-8").replace("deny: [secrets, ", "deny: ["), "utf-8"
     )
     assert main(["diff", team, team, "--fail-on-widen"]) == 0
     assert main(["diff", "--max-contexts", "100", team, str(wide), "--fail-on-widen"]) == 1

@@ -45,6 +45,30 @@ def declared_inventory(doc: dict[str, Any]) -> list[Tool]:
     return tools
 
 
+def names_only(value: Any, key: str = "") -> Any:
+    """The document as the name-level specification reads it (call-rules contract, section 2):
+    an allow specifier admits its tool like the plain name, deny and ask specifiers never
+    remove one, `ask` and `callDefault` decide calls only, and a list that holds only
+    specifiers configures nothing at name level."""
+    if isinstance(value, dict):
+        out = {}
+        for k, sub in value.items():
+            if k in ("ask", "callDefault"):
+                continue
+            kept = names_only(sub, k)
+            if isinstance(sub, list) and sub and not kept and k == "deny":
+                continue  # only specifiers: the list is not written, at name level
+            out[k] = kept
+        return out
+    if isinstance(value, list):
+        if key == "allow":
+            return [e.split("(", 1)[0] if isinstance(e, str) else e for e in value]
+        if key == "deny":
+            return [e for e in value if not (isinstance(e, str) and "(" in e)]
+        return [names_only(v) for v in value]
+    return value
+
+
 def sender_ids(doc: dict[str, Any]) -> list[str]:
     """Every sender value the example writes in a key, so its rules are reached."""
     found: set[str] = set()
@@ -108,7 +132,7 @@ def test_example_agrees_with_the_specification(name: str) -> None:
     from reference.bugs import QUIRKS
 
     path = ROOT / "examples" / name
-    doc = load_document(path).data
+    doc = names_only(load_document(path).data)
     policy = load_policy(path)
     catalog = builtin_catalog(doc.get("catalog") or "openclaw")
     tools = declared_inventory(doc)

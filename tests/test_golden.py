@@ -77,8 +77,11 @@ CASES: dict[str, str] = {
     "diff-text": "diff examples/team.yaml tests/data/team-changed.yaml",
     "diff-markdown": "diff examples/team.yaml tests/data/team-changed.yaml --format markdown",
     "diff-json-fail-on-widen": "diff examples/team.yaml tests/data/team-changed.yaml --format json --fail-on-widen",
+    "diff-calls": "diff examples/team.yaml tests/data/team-changed.yaml --calls tests/data/calls.jsonl --workspace /srv/repo --home /home/dev --max-contexts 40 --fail-on-widen",
+    "matrix-team-call-rules": "matrix examples/team.yaml --agent coder --tool exec --tool read --tool ls --changed-only --max-contexts 30",
     # simulate
     "simulate-reviewer": "simulate examples/team.yaml --calls tests/data/session.jsonl --agent reviewer --provider openai",
+    "simulate-call-rules": "simulate examples/team.yaml --calls tests/data/calls.jsonl --agent coder --provider openai --workspace /srv/repo --home /home/dev",
     "simulate-json": "simulate examples/chatbot.yaml --calls tests/data/session.jsonl --agent support --session-key agent:support:slack:group:C0ENGINEERING --format json",
     "simulate-bad-calls": "simulate examples/team.yaml --calls tests/data/openclaw.json5",
     # compile, fmt, import, schema

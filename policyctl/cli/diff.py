@@ -8,11 +8,20 @@ import sys
 
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, report_failure, subcommand
 
-HELP = "compare two policies over their context matrices: tools gained and lost, and why"
+HELP = (
+    "compare two policies over their context matrices: tools gained and lost, call rules "
+    "changed, and why"
+)
 EXAMPLE = """examples:
   policyctl diff old.yaml new.yaml
   policyctl diff HEAD~1:policies/team.yaml policies/team.yaml --fail-on-widen
   policyctl diff main:policy.yaml policy.yaml --format markdown > comment.md
+  policyctl diff old.yaml new.yaml --calls session.jsonl --workspace /srv/repo --fail-on-widen
+
+A call-rule change widens when it can let a call through that did not get through: a deny
+or ask rule removed, an allow rule added where the tool is admitted by specifiers only, a
+plain-name ask removed, callDefault relaxed from deny to ask. With --calls, every recorded
+call is decided by both policies; deny -> ask, deny -> allow and ask -> allow widen.
 """
 
 
@@ -24,8 +33,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--fail-on-widen",
         action="store_true",
-        help="exit 1 if any context gains a tool (a CI guard for loosening changes); also "
-        "when the matrix was sampled and no widening found, unless --allow-sampled",
+        help="exit 1 if any context gains a tool, a call-rule change widens, or a recorded "
+        "call (--calls) is decided deny -> ask, deny -> allow or ask -> allow (a CI guard for "
+        "loosening changes); also when the matrix was sampled and no widening found, unless "
+        "--allow-sampled",
     )
     p.add_argument(
         "--allow-sampled",
@@ -39,6 +50,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="compare a deterministic sample beyond N contexts (default 10,000)",
     )
+    p.add_argument(
+        "--calls",
+        metavar="FILE",
+        help="recorded calls (JSON lines or a JSON list of {tool, args, context?}) decided by "
+        "both policies: a call without a context is decided in every compared context",
+    )
+    p.add_argument(
+        "--workspace", metavar="DIR", help="the workspace of the compared runs (path rules)"
+    )
+    p.add_argument("--home", metavar="DIR", help="the home directory of the compared runs")
     p.set_defaults(run=run)
 
 
@@ -49,6 +70,15 @@ def run(args: argparse.Namespace) -> int:
     if args.max_contexts < 1:  # zero contexts compared would be "not widened" for any change
         print("policyctl diff: --max-contexts must be >= 1", file=sys.stderr)
         return EXIT_USAGE
+    calls = None
+    if args.calls is not None:
+        from ..callcorpus import read_corpus
+
+        try:
+            calls = read_corpus(args.calls)
+        except PolicyError as exc:
+            report_failure(exc, f"{args.calls}: cannot read the recorded calls")
+            return EXIT_USAGE
     policies = []
     for spec in (args.old, args.new):
         try:
@@ -62,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
         old_name=args.old,
         new_name=args.new,
         max_contexts=args.max_contexts,
+        calls=calls,
+        workspace=args.workspace,
+        home=args.home,
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")

@@ -4,6 +4,9 @@
 `--changed-only` the rows whose tools differ from their agent's baseline run: the run with
 no provider, no channel, the main session, an anonymous sender, not the owner, a user turn
 (the baseline rows themselves are always printed, first, as the reference).
+
+A tool that is allowed and whose calls call rules decide is `ok+` (text and CSV); the JSON
+rows also list, per such tool, the layers whose call rules apply (`callRules`).
 """
 
 from __future__ import annotations
@@ -59,11 +62,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
-def _cell(res: Resolution, tool: str) -> str:
+#: an allowed tool whose calls are decided by call rules in this context
+WITH_CALL_RULES = "ok+"
+
+
+def _cell(res: Resolution, tool: str, ruled: dict[str, list[str]]) -> str:
     if res.is_allowed(tool):
-        return "ok"
+        return WITH_CALL_RULES if tool in ruled else "ok"
     removal = res.removal(tool)
     return "-" if removal is None else ("C" if removal.stage == 0 else f"L{removal.stage}")
+
+
+def _call_rule_layers(res: Resolution, tools: list[str]) -> dict[str, list[str]]:
+    """tool -> the labels of the layers that have call rules for it, in layer order."""
+    out: dict[str, list[str]] = {}
+    for layer in res.call_layers:
+        for tool in layer.tools:
+            if tool in tools and res.is_allowed(tool):
+                out.setdefault(tool, []).append(layer.label)
+    return {t: out[t] for t in tools if t in out}
 
 
 def _agents(policy: CompiledPolicy, wanted: list[str] | None) -> list[str | None] | None:
@@ -124,9 +141,15 @@ def run(args: argparse.Namespace) -> int:
     sampled = dims.total > len(picked)
     tools = _tools(policy, [t.name for t in default_inventory(policy).tools], args.tool)
 
+    call_rules: dict[str, dict[str, list[str]]] = {}
+
     def row(cell: MatrixContext) -> tuple[MatrixContext, list[str]]:
         res = resolve(policy, cell.context, require_tools=False)
-        return cell, [_cell(res, t) for t in tools]
+        ruled = _call_rule_layers(res, tools) if policy.has_call_rules else {}
+        cells = [_cell(res, t, ruled) for t in tools]
+        if ruled:
+            call_rules[cell.label] = ruled
+        return cell, cells
 
     rows = [row(dims.context_at(i)) for i in picked]
     if args.changed_only:
@@ -147,7 +170,12 @@ def run(args: argparse.Namespace) -> int:
             "changedOnly": args.changed_only,
             "tools": tools,
             "rows": [
-                {"context": cell.label, "cells": dict(zip(tools, cells, strict=True))}
+                {
+                    "context": cell.label,
+                    "cells": dict(zip(tools, cells, strict=True)),
+                    # the layers whose call rules decide each allowed tool's calls
+                    "callRules": call_rules.get(cell.label, {}),
+                }
                 for cell, cells in rows
             ],
         }
@@ -173,7 +201,10 @@ def run(args: argparse.Namespace) -> int:
     print(head)
     print(f"allowed {where}: {', '.join(same_ok) or '(none)'}")
     print(f"removed {where}: {', '.join(same_gone) or '(none)'}")
-    print("cells: ok = allowed, Lk = removed at layer k, C = construction filter")
+    legend = "cells: ok = allowed, Lk = removed at layer k, C = construction filter"
+    if any(WITH_CALL_RULES in cells for cells in table):
+        legend += f", {WITH_CALL_RULES} = allowed, its calls decided by call rules"
+    print(legend)
     if varying:
         width = max(len(cell.label) for cell, _ in rows)
         names = [tools[i] for i in varying]

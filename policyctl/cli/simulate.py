@@ -4,112 +4,77 @@ policy, to see whether yesterday's sessions would break under a new policy."""
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .common import EXIT_FINDINGS, EXIT_OK, UsageError, add_context_flags, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_context_flags, subcommand
 
-HELP = "replay recorded tool calls against a policy: allowed, refused (where), or vetoed"
+if TYPE_CHECKING:
+    from ..callcorpus import RecordedCall
+    from ..context import RunContext
+    from ..resolution import Resolution
+    from ..runtime.loopdetect import LoopDetector
+
+HELP = (
+    "replay recorded tool calls against a policy: allowed, refused (where), denied or asked "
+    "by call rules, or vetoed"
+)
 EXAMPLE = """examples:
   policyctl simulate examples/team.yaml --calls session.jsonl --agent reviewer --provider openai
   policyctl simulate new-policy.yaml --calls session.jsonl --agent coder --format json
 
-Each line of the calls file is a JSON object: {"tool": "exec", "params": {...}}.
-Exit 1 when any call would be refused or vetoed.
+The calls file holds JSON lines, or one JSON list, of {"tool": "exec", "args": {...}}
+("params" or "arguments" may stand for "args"; "context": {...} decides a call in its own
+context instead of the one the flags describe).
+Exit 1 when any call would be refused, denied or asked by call rules, or vetoed.
 """
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subcommand(sub, "simulate", HELP, EXAMPLE)
     p.add_argument("file", help="policy file")
-    p.add_argument("--calls", required=True, metavar="JSONL", help="recorded calls, one per line")
+    p.add_argument(
+        "--calls", required=True, metavar="FILE", help="recorded calls: JSON lines or a JSON list"
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     add_context_flags(p)
     p.set_defaults(run=run)
 
 
-def read_calls(path: str) -> list[tuple[int, str, dict[str, Any]]]:
+def read_calls(path: str) -> list[RecordedCall]:
+    """The recorded calls, or exit 2 with every problem located (`callcorpus`)."""
+    from ..callcorpus import read_corpus
+    from ..diagnostics import PolicyError
+    from .common import Reported, report_failure
+
     try:
-        lines = open(path, encoding="utf-8").read().splitlines()  # noqa: SIM115 - small file
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    calls = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        # a transcript is model output: nesting deep enough to exhaust the parser's stack
-        # is a bad line like any other, not a traceback
-        try:
-            item = json.loads(line)
-        except RecursionError:
-            raise UsageError(f"{path}:{number}: not JSON: nested too deeply") from None
-        except ValueError as exc:
-            raise UsageError(f"{path}:{number}: not JSON: {exc}") from None
-        if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
-            raise UsageError(f'{path}:{number}: expected {{"tool": "...", "params": {{...}}}}')
-        if any("\ud800" <= ch <= "\udfff" for ch in item["tool"]):
-            # JSON's \ud800 escape decodes to a lone surrogate, which no tool is named and
-            # no terminal or JSON report can print
-            raise UsageError(
-                f"{path}:{number}: the tool name {shown(item['tool'])} contains a lone "
-                "surrogate (not valid Unicode)"
-            )
-        params = item.get("params", item.get("arguments", {}))
-        if isinstance(params, str):
-            try:
-                params = json.loads(params) if params.strip() else {}
-            except (ValueError, RecursionError):
-                raise UsageError(f"{path}:{number}: params are not JSON") from None
-        if not isinstance(params, dict):
-            raise UsageError(f"{path}:{number}: params must be an object")
-        calls.append((number, item["tool"], params))
-    return calls
+        return read_corpus(path)
+    except PolicyError as exc:
+        report_failure(exc, f"{path}: cannot read the recorded calls")
+        raise Reported(EXIT_USAGE) from None
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..explain import decide_tool
+    from ..resolve import resolve
     from ..runtime.loopdetect import LoopDetector
-    from .common import print_json
-    from .resolve import resolve_for_cli
+    from .common import context_from_args, inventory_from_args, load_or_report, print_json
 
     calls = read_calls(args.calls)
-    _, res = resolve_for_cli(args)
+    policy = load_or_report(args.file)
+    base = context_from_args(args)
+    inventory = inventory_from_args(args, policy)
+    runs: dict[RunContext, Resolution] = {}
+
+    def run_of(call: RecordedCall) -> Resolution:
+        # a call that records its own context is decided there, the others in the flags' one
+        ctx = call.context.to_run_context() if call.context is not None else base
+        if ctx not in runs:
+            runs[ctx] = resolve(policy, ctx, inventory, require_tools=False)
+        return runs[ctx]
+
+    res = runs[base] = resolve(policy, base, inventory, require_tools=False)
     loop = LoopDetector()
-    rows: list[dict[str, Any]] = []
-    for number, name, params in calls:
-        row: dict[str, Any] = {"line": number, "tool": name}
-        if not res.is_allowed(name):
-            loop.observe(name, params, known=False)
-            decision = decide_tool(res, name)
-            r = decision.removal
-            row["verdict"] = "refused"
-            if r is not None:
-                row.update(
-                    {
-                        "stage": r.stage,
-                        "label": r.label,
-                        "kind": r.kind,
-                        "entry": r.entry,
-                        "source": str(r.source) if r.source else None,
-                        "fix": decision.fix,
-                    }
-                )
-            else:
-                row["reason"] = "no such tool in this run's inventory"
-        else:
-            verdict = loop.observe(name, params)
-            if verdict.level == "critical":
-                row.update(
-                    {"verdict": "vetoed", "detector": verdict.detector, "count": verdict.count}
-                )
-            else:
-                row["verdict"] = "allowed"
-                if verdict.level == "warning":
-                    row["warning"] = verdict.message
-        rows.append(row)
-    counts = {
-        k: sum(1 for r in rows if r["verdict"] == k) for k in ("allowed", "refused", "vetoed")
-    }
+    rows = [_decide(call, run_of(call), loop) for call in calls]
+    counts = {k: sum(1 for r in rows if r["verdict"] == k) for k in VERDICTS}
     if args.format == "json":
         print_json({"context": res.context.to_json(), "calls": rows, "summary": counts})
     else:
@@ -119,9 +84,60 @@ def run(args: argparse.Namespace) -> int:
             print(f"{row['line']:>4}  {name:<{width}}  {_describe(row)}")
         print(
             f"{len(rows)} calls: {counts['allowed']} allowed, {counts['refused']} refused, "
+            f"{counts['denied']} denied by call rules, {counts['ask']} need approval, "
             f"{counts['vetoed']} vetoed by loop detection"
         )
-    return EXIT_FINDINGS if counts["refused"] or counts["vetoed"] else EXIT_OK
+    return EXIT_OK if counts["allowed"] == len(rows) else EXIT_FINDINGS
+
+
+#: what a recorded call gets: its tool refused at name level, the call denied or asked by
+#: call rules, vetoed by loop detection, or allowed
+VERDICTS = ("allowed", "refused", "denied", "ask", "vetoed")
+
+
+def _decide(call: RecordedCall, res: Resolution, loop: LoopDetector) -> dict[str, Any]:
+    from ..calldecisions import describe
+    from ..callrules import Effect
+    from ..explain import decide_tool
+
+    name, params = call.tool, dict(call.args)
+    row: dict[str, Any] = {"line": call.line, "tool": name}
+    if call.context is not None:  # decided in its own context: say which
+        row["context"] = res.context.to_json()
+    if not res.is_allowed(name):
+        loop.observe(name, params, known=False)
+        decision = decide_tool(res, name)
+        r = decision.removal
+        row["verdict"] = "refused"
+        if r is not None:
+            row.update(
+                {
+                    "stage": r.stage,
+                    "label": r.label,
+                    "kind": r.kind,
+                    "entry": r.entry,
+                    "source": str(r.source) if r.source else None,
+                    "fix": decision.fix,
+                }
+            )
+        else:
+            row["reason"] = "no such tool in this run's inventory"
+        return row
+    verdict = loop.observe(name, params)
+    call_decision = res.decide_call(name, params)
+    effect = call_decision.verdict.effect
+    if effect is not Effect.ALLOW:
+        # the runtime's gate decides the call before it runs: a refusal or a question
+        row["verdict"] = "denied" if effect is Effect.DENY else "ask"
+        row["decidedBy"] = call_decision.verdict.to_json()
+        row["why"] = describe(call_decision.verdict)
+    elif verdict.level == "critical":
+        row.update({"verdict": "vetoed", "detector": verdict.detector, "count": verdict.count})
+    else:
+        row["verdict"] = "allowed"
+        if verdict.level == "warning":
+            row["warning"] = verdict.message
+    return row
 
 
 def shown(name: str) -> str:
@@ -135,8 +151,13 @@ def shown(name: str) -> str:
 
 
 def _describe(row: dict[str, Any]) -> str:
+    from ..escape import printable_line
+
     if row["verdict"] == "allowed":
         return "allowed" + (f"  ({row['warning']})" if "warning" in row else "")
+    if row["verdict"] in ("denied", "ask"):
+        label = "DENIED by call rules" if row["verdict"] == "denied" else "NEEDS APPROVAL"
+        return f"{label}: {printable_line(row['why'])}"
     if row["verdict"] == "vetoed":
         return f"VETOED by loop detection ({row['detector']}, {row['count']} times)"
     if "stage" not in row:

@@ -7,7 +7,9 @@ result = await runtime.run_turn(RunContext(agent="coder"), "fix the tests")
 """
 
 from .agent import RunResult, run_loop
+from .approvals import Approval, Approver, SessionGrants
 from .builtin_tools import make_builtin_tools
+from .callcheck import CallDecider, CallRefused, recheck
 from .entrypoints import CronJob, Runtime, SpawnRefused
 from .gate import CallGate, Outcome, Veto
 from .hooks import Block, RequireApproval, RewriteParams, ToolCallEvent
@@ -24,9 +26,13 @@ from .schema import SchemaError
 from .tools import RuntimeTool, tool
 
 __all__ = [
+    "Approval",
+    "Approver",
     "Block",
+    "CallDecider",
     "CallError",
     "CallGate",
+    "CallRefused",
     "CronJob",
     "LoopConfig",
     "LoopDetector",
@@ -44,12 +50,14 @@ __all__ = [
     "RuntimeTool",
     "SchemaError",
     "ScriptedProvider",
+    "SessionGrants",
     "SpawnRefused",
     "ToolCall",
     "ToolCallEvent",
     "ToolRegistry",
     "Veto",
     "make_builtin_tools",
+    "recheck",
     "run_loop",
     "tool",
 ]

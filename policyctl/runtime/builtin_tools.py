@@ -1,7 +1,8 @@
 """Reference tools for demos and tests, kept small and safe (nanobot's names).
 
 Files are confined to a workspace: a path that resolves outside it, through `..` or through a
-symlink, is refused. `exec` takes an argument vector (no shell), a timeout, a minimal
+symlink, is refused, and each file tool decides the run's call rules again on the file it
+really opens (`file_tools`). `exec` takes an argument vector (no shell), a timeout, a minimal
 environment, and keeps the head and tail of long output, stdout and stderr apart.
 
 `exec` starts the command in a process group of its own. On timeout the whole group is killed
@@ -13,6 +14,11 @@ the command's environment with a token of its own and kills every process that s
 program with a fresh environment (`env -i`) drops the mark and survives; only an OS sandbox
 (cgroup, PID namespace) confines that. Output is read as it comes, keeping at most
 `output_limit` characters of each stream in memory: the head, and the tail in a ring.
+
+exec's call rules read a command line (the catalog's `command` is a shell command): the vector
+is decided as `shlex.join` of its words with the program name always quoted, so the line's
+words are exactly the vector (a quoted `'FOO=1'` or `'if'` is a command word, not an assignment
+or a keyword), and exec decides that vector again just before it starts it.
 """
 
 from __future__ import annotations
@@ -22,12 +28,18 @@ import contextlib
 import math
 import os
 import secrets
+import shlex
 import signal
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .callcheck import recheck
+from .file_tools import WorkspaceError, inside, make_file_tools
 from .text import truncate as _cut
 from .tools import RuntimeTool, tool
+
+__all__ = ["OUTPUT_LIMIT", "WorkspaceError", "command_line", "inside", "make_builtin_tools"]
 
 OUTPUT_LIMIT = 10_000
 PIPE_GRACE = 2.0  # seconds to finish reading once the command's group is gone
@@ -35,16 +47,19 @@ _CHUNK = 65_536
 _MARK_NAME = "POLICYCTL_EXEC_RUN"
 
 
-class WorkspaceError(PermissionError):
-    pass
+def command_line(argv: Sequence[str]) -> str:
+    """The command line whose words are exactly `argv` (the program name always quoted)."""
+    if not argv:
+        return ""
+    first = "'" + argv[0].replace("'", "'\"'\"'") + "'"
+    return " ".join([first, *(shlex.quote(word) for word in argv[1:])])
 
 
-def _inside(workspace: Path, path: str) -> Path:
-    root = workspace.resolve()
-    target = (root / path).resolve()
-    if target != root and root not in target.parents:
-        raise WorkspaceError(f"{path}: outside the workspace")
-    return target
+def _exec_view(params: dict[str, Any]) -> Mapping[str, Any]:
+    command = params.get("command")
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        return {**params, "command": command_line(command)}
+    return params
 
 
 def truncate(text: str, limit: int = OUTPUT_LIMIT) -> str:
@@ -165,34 +180,6 @@ def make_builtin_tools(
     _check_limits(exec_timeout, output_limit)
     ws = Path(workspace)
 
-    @tool(read_only=True)
-    async def read_file(path: str, max_chars: int = output_limit) -> str:
-        """Read a text file of the workspace."""
-        target = _inside(ws, path)
-        if not target.is_file():
-            raise FileNotFoundError(f"{path}: no such file")
-        limit = min(max(1, max_chars), output_limit)
-        return truncate(target.read_text(encoding="utf-8", errors="replace"), limit)
-
-    @tool(read_only=True)
-    async def list_dir(path: str = ".") -> list[str]:
-        """List a folder of the workspace (folders end with /)."""
-        target = _inside(ws, path)
-        if not target.is_dir():
-            raise NotADirectoryError(f"{path}: not a folder")
-        return sorted(p.name + ("/" if p.is_dir() else "") for p in target.iterdir())
-
-    @tool()
-    async def write_file(path: str, content: str) -> str:
-        """Write a text file of the workspace (creating folders as needed)."""
-        target = _inside(ws, path)
-        if target.is_symlink():
-            raise WorkspaceError(f"{path}: is a symlink")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _inside(ws, str(target.parent.relative_to(ws.resolve())))  # a symlinked folder
-        target.write_text(content, encoding="utf-8")
-        return f"wrote {len(content)} characters to {path}"
-
     @tool(
         exclusive=True,
         parameters={
@@ -204,6 +191,7 @@ def make_builtin_tools(
             "required": ["command"],
             "additionalProperties": False,
         },
+        call_view=_exec_view,
     )
     async def exec(command: list[str], timeout: float = exec_timeout) -> dict[str, object]:
         """Run a program in the workspace: an argument vector, no shell."""
@@ -211,6 +199,10 @@ def make_builtin_tools(
             raise ValueError("command is empty")
         if not math.isfinite(timeout) or not 0.1 <= timeout <= 600:
             raise ValueError("timeout must be a number of seconds between 0.1 and 600")
+        # what starts is what is decided: this vector, now
+        await recheck(
+            "exec", {"command": command_line(command), "timeout": timeout}, same_call=True
+        )
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(ws.resolve()), "LANG": "C.UTF-8"}
         run_id = secrets.token_hex(12)  # inherited by all it starts, setsid or not
         env[_MARK_NAME] = run_id
@@ -242,4 +234,4 @@ def make_builtin_tools(
         await proc.wait()
         return {"exit_code": proc.returncode, "stdout": out.text(), "stderr": err.text()}
 
-    return [read_file, list_dir, write_file, exec]
+    return [*make_file_tools(ws, output_limit), exec]

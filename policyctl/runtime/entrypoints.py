@@ -14,10 +14,11 @@ never inside one. Loop detection is per session (one detector per session key, k
 from __future__ import annotations
 
 import itertools
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compile import CompiledPolicy
 from ..context import RunContext
@@ -28,11 +29,15 @@ from ..resolution import NoCallableToolsError, Resolution
 from ..resolve import cap_cron_tools, resolve
 from ..store import PolicyStore, PolicyUnavailable
 from .agent import RunResult, run_loop
+from .approvals import Approver, SessionGrants, warn_asks_without_approver
 from .gate import RESULT_LIMIT, CallGate, Outcome, Veto, check_gate_options
-from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Approver, Hook, Observer
+from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Hook, Observer
 from .loopdetect import LoopConfig, LoopDetector
 from .providers import Provider
 from .registry import RefusalDetail, ToolRegistry
+
+if TYPE_CHECKING:
+    from ..callrules import LayerCallRules
 
 _JOB_IDS = itertools.count(1)
 
@@ -50,6 +55,10 @@ class CronJob:
     channel: str | None
     account: str | None
     group: str | None
+    #: the creator's call rules: the job never makes a call its creator could not
+    calls: tuple[LayerCallRules, ...] = ()
+    workspace: str | None = None
+    home: str | None = None
 
 
 class SpawnRefused(Exception):
@@ -75,6 +84,8 @@ class Runtime:
         approval_timeout: float = APPROVAL_TIMEOUT,
         tool_timeout: float | None = None,
         sessions: int = 10_000,
+        workspace: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
     ) -> None:
         for label, value, least in (
             ("max_iterations", max_iterations, 1),
@@ -100,7 +111,11 @@ class Runtime:
             "tool_timeout": tool_timeout,
         }
         self.sessions = sessions
+        # where path call rules are anchored for a run whose context does not say
+        self.workspace = None if workspace is None else os.fspath(workspace)
+        self.home = None if home is None else os.fspath(home)
         self._loops: OrderedDict[str, LoopDetector] = OrderedDict()
+        self._grants: OrderedDict[str, SessionGrants] = OrderedDict()
         check_gate_options(**self.gate_options)  # refused now, not at the first call
 
     @property
@@ -121,6 +136,10 @@ class Runtime:
         """Every entry point resolves here: the compiled policy, over the registered tools."""
         policy = self.policy if policy is None else policy  # one read: one version per run
         log_context_warnings(policy, ctx)  # PC450-PC454: a typo in the context
+        if (ctx.workspace is None and self.workspace) or (ctx.home is None and self.home):
+            ctx = replace(
+                ctx, workspace=ctx.workspace or self.workspace, home=ctx.home or self.home
+            )
         return resolve(
             policy, ctx, self.registry.inventory(policy.catalog), require_tools=require_tools
         )
@@ -139,14 +158,34 @@ class Runtime:
             self._loops.move_to_end(key)
         return detector
 
+    def session_grants(self, session_key: str | None) -> SessionGrants:
+        """The calls a person allowed "for the session" in this session (a run without a
+        session key gets its own, which ends with it). Kept for the `sessions` most recently
+        active sessions, like loop detection."""
+        if session_key is None:
+            return SessionGrants()
+        grants = self._grants.get(session_key)
+        if grants is None:
+            grants = self._grants[session_key] = SessionGrants()
+            while len(self._grants) > self.sessions:
+                self._grants.popitem(last=False)
+        else:
+            self._grants.move_to_end(session_key)
+        return grants
+
     def gate(self, resolution: Resolution) -> CallGate:
+        """The gate every call of a run passes: the run's call rules decide each one."""
+        if self.approver is None:
+            warn_asks_without_approver(resolution)
+        key = resolution.context.session_key
         return CallGate(
             resolution,
             self.registry,
             hooks=self.hooks,
             observers=self.observers,
             approver=self.approver,
-            loop=self.loop_detector(resolution.context.session_key),
+            loop=self.loop_detector(key),
+            grants=self.session_grants(key),
             **self.gate_options,
         )
 
@@ -199,6 +238,9 @@ class Runtime:
             eff.channel,
             eff.account,
             eff.group,
+            cap.calls,
+            creator_ctx.workspace,
+            creator_ctx.home,
         )
 
     def cron_context(self, job: CronJob) -> RunContext:
@@ -212,7 +254,9 @@ class Runtime:
             group=job.group,
             trigger="cron",
             session_key=f"agent:{job.agent or 'main'}:cron:{job.id}",
-            parent=Capture(job.tools_allow, (), "cron job toolsAllow"),
+            parent=Capture(job.tools_allow, (), "cron job toolsAllow", job.calls),
+            workspace=job.workspace,
+            home=job.home,
         )
 
     async def run_cron_job(self, job: CronJob) -> RunResult:
@@ -223,9 +267,11 @@ class Runtime:
     ) -> RunContext:
         """A child run of `parent` (see `lineage.child_context`); a leaf cannot spawn."""
         try:
-            return child_context(parent_ctx, parent, child_id)
+            child = child_context(parent_ctx, parent, child_id)
         except LeafCannotSpawn as exc:
             raise SpawnRefused(str(exc)) from None
+        # the child works where its parent works: its path rules are anchored there too
+        return replace(child, workspace=parent_ctx.workspace, home=parent_ctx.home)
 
     async def spawn_subagent(
         self, parent_ctx: RunContext, parent: Resolution, task: str, child_id: str | None = None

@@ -3,10 +3,15 @@
 In order: the call must be well formed; the tool must be in the run's resolved set (a removed
 or unknown tool is refused and never executed); the arguments are prepared; loop detection
 counts every call, refused, invalid and malformed ones included (a critical loop vetoes, a
-warning is noted); the hooks (block, approval, rewrite), each within a timeout, and parameters a
-hook rewrote are validated again. A veto goes back to the model as a structured tool result, at
-the refusal detail the operator chose; the full provenance goes to the log and the observers.
-What a tool returns is cut to `result_limit` characters (head and tail kept, the cut said).
+warning is noted); the run's call rules decide the prepared arguments (a deny is refused here,
+before any hook or person sees the call); the hooks (block, approval, rewrite), each within a
+timeout; parameters a hook rewrote are validated again and decided again, so a rewrite cannot
+dodge a rule: what runs is what was decided. An `ask` (of a call rule, or of a hook) goes to
+the approver with the final arguments, once for both (`approvals`). A veto goes back to the
+model as a structured tool result, at the refusal detail the operator chose; the full
+provenance goes to the log and the observers. While the tool runs, its re-checks of what it
+really touches meet the same rules (`callcheck.recheck`). What a tool returns is cut to
+`result_limit` characters (head and tail kept, the cut said).
 """
 
 from __future__ import annotations
@@ -17,26 +22,30 @@ import hashlib
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..resolution import Resolution
+from .approvals import Approval, Approver, SessionGrants, request_approval
 from .arguments import ArgumentError, coerce_arguments
+from .callcheck import ASK, DENY, CallCheck, CallDecider, CallRefused, running, undecidable
 from .hooks import (
     APPROVAL_TIMEOUT,
     HOOK_TIMEOUT,
-    Approver,
     Hook,
     Observer,
     ToolCallEvent,
-    ask_approver,
     notify_observers,
     run_hooks,
 )
 from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
 from .registry import REFUSAL_DETAILS, CallError, PreparedCall, RefusalDetail, ToolRegistry
 from .text import UnrenderableResult, render_result, safe_str, truncate
+from .tools import RuntimeTool
+
+if TYPE_CHECKING:
+    from ..callrules import CallDecision
 
 log = logging.getLogger("policyctl.runtime")
 
@@ -151,6 +160,8 @@ class CallGate:
         hook_timeout: float = HOOK_TIMEOUT,
         approval_timeout: float = APPROVAL_TIMEOUT,
         tool_timeout: float | None = None,
+        grants: SessionGrants | None = None,
+        decider: CallDecider | None = None,
     ) -> None:
         check_gate_options(
             refusal_detail, result_limit, hook_timeout, approval_timeout, tool_timeout
@@ -166,6 +177,20 @@ class CallGate:
         self.hook_timeout = float(hook_timeout)
         self.approval_timeout = float(approval_timeout)
         self.tool_timeout = None if tool_timeout is None else float(tool_timeout)
+        ctx = resolution.context
+        # which tools the run's call rules look at, asked once per tool: one lookup per call
+        self._ruled: dict[str, bool] = {}
+        self._fast = decider is None  # a Resolution answers has_call_rules
+        self.calls = CallCheck(
+            decider if decider is not None else resolution,
+            approver,
+            grants if grants is not None else SessionGrants(),  # no session: this run's own
+            self.approval_timeout,
+            self.refusal_detail,
+            ctx.session_key,
+            ctx.agent,
+            ctx.trigger,
+        )
 
     def check(self, name: str, params: dict[str, Any]) -> LoopVerdict | None:
         """The synchronous part of the gate: None if the tool is not in the resolved set,
@@ -221,6 +246,7 @@ class CallGate:
             return await self._refuse(prepared, raw_arguments, meta)
         assert isinstance(prepared, PreparedCall)
         params = prepared.arguments
+        tool = prepared.tool
         verdict = self.loop.observe(name, params)
         warnings: list[str] = []
         # the event is what hooks and observers read: not built for a gate that has neither
@@ -229,6 +255,11 @@ class CallGate:
             return await self._done(event, self._loop_veto(name, verdict))
         if verdict.level == "warning":
             warnings.append(verdict.message)
+        # decided before the hooks: no hook, and no person, sees a call the rules refuse
+        decision = self._decide(tool, params)
+        if decision is not None and decision.effect == DENY:
+            return await self._done(event, self._rule_veto(self.calls.refusal(name, decision)))
+        hook_question: str | None = None
         if self.hooks:
             event = event or self._event(name, params, meta)
             hooked = await run_hooks(self.hooks, event, timeout=self.hook_timeout)
@@ -241,7 +272,7 @@ class CallGate:
                 # a hook's rewrite is held to the same schema as the model's own arguments
                 try:
                     params = coerce_arguments(
-                        hooked.params, prepared.tool.checked_schema, accept=prepared.tool.accept
+                        hooked.params, tool.checked_schema, accept=tool.accept
                     )
                 except ArgumentError as exc:
                     log.warning("a hook rewrote the parameters of tool %s: %s", name, exc)
@@ -250,24 +281,40 @@ class CallGate:
                         event, Outcome(name, False, None, Veto(name, "hook", reason))
                     )
                 event = self._event(name, params, meta)
-            if hooked.approval is not None:
-                approved = await ask_approver(
-                    self.approver,
-                    self._event(name, copy.deepcopy(params), {}),  # what runs is not theirs
-                    hooked.approval,
-                    timeout=self.approval_timeout,
-                )
-                if not approved:
-                    veto = Veto(name, "approval", f"not approved: {hooked.approval}")
-                    return await self._done(event, Outcome(name, False, None, veto))
+                # what runs is what is decided: the rewritten arguments, again
+                decision = self._decide(tool, params)
+                if decision is not None and decision.effect == DENY:
+                    rewritten = self.calls.refusal(name, decision)
+                    return await self._done(event, self._rule_veto(rewritten))
+            hook_question = hooked.approval
+        approved = False
+        if decision is not None and decision.effect == ASK:
+            refused = await self.calls.approve(
+                name, self._view(tool, params), decision, also=hook_question
+            )
+            if refused is not None:
+                return await self._done(event, self._rule_veto(refused))
+            approved = True
+        elif hook_question is not None:
+            answer = await request_approval(
+                self.approver,
+                self._event(name, copy.deepcopy(params), {}),  # what runs is not theirs
+                hook_question,
+                timeout=self.approval_timeout,
+            )
+            if answer is Approval.DENY:
+                veto = Veto(name, "approval", f"not approved: {hook_question}")
+                return await self._done(event, Outcome(name, False, None, veto))
         try:
-            result = await self._execute(prepared, params)
+            result = await self._execute(prepared, params, approved)
             # rendered here, not when the model's message is built: a result with no text
             # (a cycle, a __str__ that raises) is a tool error, and the turn goes on
             rendered = render_result(result)
             outcome = Outcome(
                 name, True, result, None, tuple(warnings), self.result_limit, rendered
             )
+        except CallRefused as exc:  # what the tool was about to touch: refused by the rules
+            outcome = self._rule_veto(exc, warnings)
         except _ToolTimedOut:
             log.warning("tool %s did not finish within %s s; cancelled", name, self.tool_timeout)
             text = f"Error: {name} did not finish within {self.tool_timeout} s\n\n{ERROR_HINT}"
@@ -291,10 +338,51 @@ class CallGate:
         self.loop.record_result(name, params, seen)
         return await self._done(event, outcome)
 
-    async def _execute(self, prepared: PreparedCall, params: dict[str, Any]) -> Any:
-        if self.tool_timeout is None:
-            return await prepared.tool.execute(**params)
-        task = asyncio.ensure_future(prepared.tool.execute(**params))
+    @staticmethod
+    def _view(tool: RuntimeTool, params: dict[str, Any]) -> Mapping[str, Any]:
+        """The arguments as the call rules read them (see `RuntimeTool.call_view`)."""
+        return params if tool.call_view is None else tool.call_view(params)
+
+    def _decide(self, tool: RuntimeTool, params: dict[str, Any]) -> CallDecision | None:
+        """The run's decision on the arguments the tool will receive; None: no call rules.
+        A decider that fails refuses the call (fail closed)."""
+        decider = self.calls.decider
+        try:
+            if self._fast:
+                ruled = self._ruled.get(tool.name)
+                if ruled is None:
+                    ruled = self._ruled[tool.name] = self.resolution.has_call_rules(tool.name)
+                if not ruled:
+                    return None
+            return decider.decide_call(tool.name, self._view(tool, params))
+        except Exception as exc:
+            log.warning("deciding a call of tool %s failed: %s", tool.name, type(exc).__name__)
+            return undecidable(tool.name, exc)
+
+    def _rule_veto(self, refused: CallRefused, warnings: Sequence[str] = ()) -> Outcome:
+        name = refused.decision.tool
+        provenance = refused.decision.to_json()
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "call of tool %s refused (session %s): %s",
+                name,
+                self.resolution.context.session_key,
+                json.dumps(provenance, default=str),
+            )
+        veto = Veto(name, refused.kind, refused.reason, refused.detail, provenance)
+        return Outcome(name, False, None, veto, tuple(warnings))
+
+    async def _execute(
+        self, prepared: PreparedCall, params: dict[str, Any], approved: bool = False
+    ) -> Any:
+        # the tool's re-checks find the run here; the task made below copies it
+        token = running.set((self.calls, prepared.tool.name, approved))
+        try:
+            if self.tool_timeout is None:
+                return await prepared.tool.execute(**params)
+            task = asyncio.ensure_future(prepared.tool.execute(**params))
+        finally:
+            running.reset(token)
         done, _ = await asyncio.wait({task}, timeout=self.tool_timeout)
         if not done:
             task.cancel()  # not awaited: a tool that ignores cancellation cannot hold the turn

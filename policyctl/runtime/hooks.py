@@ -79,7 +79,6 @@ class RewriteParams:
 
 HookResult = Block | RequireApproval | RewriteParams | None
 Hook = Callable[[ToolCallEvent], Awaitable[HookResult]]
-Approver = Callable[[ToolCallEvent, str], Awaitable[bool]]
 Observer = Callable[[ToolCallEvent, Any], Awaitable[None]]
 
 
@@ -149,26 +148,6 @@ async def run_hooks(
             else:
                 params = copy.deepcopy(result.params)
     return HookOutcome(params, None, approval, tuple(notes))
-
-
-async def ask_approver(
-    approver: Approver | None, event: ToolCallEvent, reason: str, *, timeout: float
-) -> bool:
-    """True only for an approver that answers exactly True in time; anything else denies."""
-    if approver is None:
-        return False
-    try:
-        answer = await bounded(approver(event, reason), timeout)
-    except Exception as exc:
-        why = f"no answer within {timeout} s" if isinstance(exc, asyncio.TimeoutError) else ""
-        log.warning(
-            "approver %s failed for tool %s: %s",
-            _name(approver),
-            event.tool,
-            why or type(exc).__name__,
-        )
-        return False
-    return answer is True
 
 
 async def notify_observers(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
@@ -13,6 +13,8 @@ from .compiled_args import compile_acceptor
 from .schema import check_tool_schema, schema_for_annotation
 
 Execute = Callable[..., Awaitable[Any]]
+#: how a tool's arguments read as a call the policy's call rules decide (see RuntimeTool)
+CallView = Callable[[dict[str, Any]], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,11 @@ class RuntimeTool:
     dict given here, `tool.parameters` afterwards, or one `to_schema` returned never changes
     what is accepted or what the model is told. `accept` is the fast path compiled from the same
     copy (`compiled_args.py`), passed to `coerce_arguments`.
+
+    `call_view` maps the arguments the tool receives to the arguments its call rules read,
+    for a tool whose arguments are not in the catalog's form: the reference `exec` takes an
+    argument vector, and its rules read a command line (`shlex.join` of the vector, whose words
+    are exactly the vector's). None: the arguments as they are.
     """
 
     name: str
@@ -37,6 +44,7 @@ class RuntimeTool:
     plugin_id: str | None = None
     optional: bool = False
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    call_view: CallView | None = field(default=None, compare=False)
     accept: Acceptor | None = field(init=False, repr=False, compare=False)
     checked_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
@@ -108,6 +116,7 @@ def tool(
     read_only: bool = False,
     exclusive: bool = False,
     plugin_id: str | None = None,
+    call_view: CallView | None = None,
 ) -> Callable[[Execute], RuntimeTool]:
     """Make a plain async function a tool; its signature gives the parameter schema.
 
@@ -129,6 +138,7 @@ def tool(
             read_only,
             exclusive,
             plugin_id,
+            call_view=call_view,
         )
 
     return wrap

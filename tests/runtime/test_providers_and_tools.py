@@ -97,7 +97,12 @@ def test_openai_compatible_provider_over_http(model_server: str, tmp_path: Path)
     assert first["path"] == "/v1/chat/completions" and first["auth"] == "Bearer k-test"
     assert first["body"]["model"] == "local-model"
     offered = [t["function"]["name"] for t in first["body"]["tools"]]
-    assert offered == ["list_dir", "read_file", "write_file"]  # exec is denied: never offered
+    assert offered == [
+        "edit_file",
+        "list_dir",
+        "read_file",
+        "write_file",
+    ]  # exec denied: not offered
     exec_result = next(m for m in result.messages if m.get("tool_call_id") == "call_2")
     assert json.loads(exec_result["content"])["status"] == "blocked"
 

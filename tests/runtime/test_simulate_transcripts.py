@@ -26,17 +26,17 @@ DEEP = "[" * 3000 + "]" * 3000
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ('{"tool": "read", "params": {"a": ' + DEEP + "}}", "not JSON: nested too deeply"),
-        ('{"tool": "read", "params": "' + "[" * 3000 + '"}', "params are not JSON"),
-        ('{"tool": "\\ud800"}', "lone surrogate"),
-        ('{"tool": "x\\udfffy"}', "lone surrogate"),
+        ('{"tool": "read", "params": {"a": ' + DEEP + "}}", "PC107 nesting deeper than"),
+        ('{"tool": "read", "params": "' + "[" * 3000 + '"}', "params is a string that is not"),
+        ('{"tool": "\\ud800"}', "lone UTF-16 surrogate"),
+        ('{"tool": "x\\udfffy"}', "lone UTF-16 surrogate"),
     ],
 )
 def test_a_line_no_report_can_show_is_a_located_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, problem: str
 ) -> None:
     code, out, err = simulate(tmp_path, capsys, line)
-    assert code == 2 and "calls.jsonl:2: " in err and problem in err
+    assert code == 2 and "calls.jsonl:2:" in err and problem in err
     assert "Traceback" not in err and out == ""
 
 

@@ -1,0 +1,94 @@
+"""A run's call rules for runtime tests: deciders built from the real call-rule core."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from policyctl import load_policy_text, resolve
+from policyctl.callrules import (
+    CallDecision,
+    CallEnvironment,
+    Effect,
+    LayerCallRules,
+    Roots,
+    ToolCallRules,
+    compile_rule,
+    decide_call,
+    environment_for,
+)
+from policyctl.catalog import builtin_catalog
+from policyctl.runtime import CallGate, RuntimeTool, ToolRegistry
+
+EFFECTS = {"allow": Effect.ALLOW, "ask": Effect.ASK, "deny": Effect.DENY}
+
+
+class RulesDecider:
+    """`decide_call` over fixed layers, as a run's Resolution answers it."""
+
+    def __init__(self, layers: Sequence[LayerCallRules], env: CallEnvironment) -> None:
+        self.layers = tuple(layers)
+        self.env = env
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    def decide_call(self, tool: str, args: Mapping[str, Any]) -> CallDecision:
+        self.calls.append((tool, dict(args)))
+        return decide_call(self.layers, tool, args, self.env)
+
+
+def environment(workspace: Path | None = None, home: Path | None = None) -> CallEnvironment:
+    roots = Roots(
+        None if workspace is None else str(workspace), None if home is None else str(home)
+    )
+    return environment_for(builtin_catalog("nanobot"), roots)
+
+
+def rules(tool: str, env: CallEnvironment, **lists: Any) -> ToolCallRules:
+    """`rules("exec", env, deny=[...], ask=[...], allow=[...], default="ask", name=True)`."""
+    spec = env.spec(tool)
+
+    def compiled(key: str) -> tuple[Any, ...]:
+        return tuple(
+            compile_rule(e, EFFECTS[key], spec, f"policy.yaml:{i + 1}:5")
+            for i, e in enumerate(lists.get(key, ()))
+        )
+
+    admitted = lists.get("name", not lists.get("allow"))
+    return ToolCallRules(
+        tool,
+        spec,
+        deny=compiled("deny"),
+        ask=compiled("ask"),
+        allow=compiled("allow"),
+        name_admitted=admitted,
+        name_entry=tool if admitted else None,
+        plain_ask=tool if lists.get("plain_ask") else None,
+        call_default=EFFECTS[lists.get("default", "deny")],
+    )
+
+
+def decider(env: CallEnvironment, **by_layer: Sequence[ToolCallRules]) -> RulesDecider:
+    """Layers in keyword order: `decider(env, agent=[rules(...)], sandbox=[...])`."""
+    layers = [LayerCallRules(label, {r.tool: r for r in rs}) for label, rs in by_layer.items()]
+    return RulesDecider(layers, env)
+
+
+def gate_with(tools: list[RuntimeTool], call_decider: RulesDecider, **kw: Any) -> CallGate:
+    policy = load_policy_text("catalog: nanobot\n")
+    registry = ToolRegistry(tools)
+    res = resolve(policy, None, registry.inventory(policy.catalog))
+    return CallGate(res, registry, decider=call_decider, **kw)
+
+
+def recording_tool(name: str, calls: list[dict[str, Any]], *keys: str) -> RuntimeTool:
+    async def run(**params: Any) -> str:
+        calls.append(params)
+        return "ran"
+
+    schema = {
+        "type": "object",
+        "properties": {k: {"type": "string"} for k in keys},
+        "additionalProperties": False,
+    }
+    return RuntimeTool(name, name, schema, run)

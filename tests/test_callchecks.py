@@ -1,0 +1,125 @@
+"""validate's call-rule checks (PC470-PC472) on whole policies: found where they hold, silent
+on rules that work, and PC472 never claimed from a sample of the matrix."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from policyctl.validation import validate_path
+
+GOOD = """\
+catalog: openclaw
+tools:
+  profile: coding
+  deny: ["exec(rm *)", "exec(sudo *)", "read(**/.env)", "web_fetch(domain:*.internal)"]
+  ask: ["exec(git push *)"]
+agents:
+  entries:
+    coder:
+      tools:
+        allow: ["exec(git *)", "exec(npm test *)", read, write, "web_fetch(domain:docs.python.org)"]
+        callDefault: ask
+"""
+
+
+def codes(tmp_path: Path, text: str, max_contexts: int = 2000, strict: bool = False) -> list[str]:
+    path = tmp_path / "p.yaml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    found = validate_path(str(path), max_contexts=max_contexts, strict=strict)
+    return [f"{d.code} {d.severity.value} {d.message}" for d in found]
+
+
+def test_working_call_rules_raise_nothing(tmp_path: Path) -> None:
+    found = codes(tmp_path, GOOD)
+    assert not [c for c in found if c.startswith(("PC47", "PC3"))], found
+
+
+def test_an_allow_an_ask_of_the_same_scope_covers_is_reported(tmp_path: Path) -> None:
+    found = codes(
+        tmp_path,
+        """\
+        catalog: openclaw
+        tools:
+          profile: coding
+          ask: ["read(./secrets/)"]
+          allow: ["read(./secrets/key)", "read(./src/**)", exec, write]
+        """,
+    )
+    hits = [c for c in found if c.startswith("PC471")]
+    assert len(hits) == 1 and 'allow "read(./secrets/key)"' in hits[0] and "asked by ask" in hits[0]
+
+
+def test_an_allow_at_another_layer_is_not_shadowed(tmp_path: Path) -> None:
+    found = codes(
+        tmp_path,
+        """\
+        catalog: openclaw
+        tools:
+          profile: coding
+          deny: ["exec(git *)"]
+        agents:
+          entries:
+            coder:
+              tools:
+                allow: ["exec(git push *)", read]
+        """,
+    )
+    assert not [c for c in found if c.startswith("PC471")], found
+
+
+def test_never_deciding_is_not_claimed_from_a_sample(tmp_path: Path) -> None:
+    text = """\
+    catalog: openclaw
+    tools:
+      profile: coding
+    agents:
+      entries:
+        reviewer:
+          tools:
+            deny: [exec, "exec(rm *)"]
+    """
+    assert [c for c in codes(tmp_path, text) if c.startswith("PC472")]
+    assert not [c for c in codes(tmp_path, text, max_contexts=1) if c.startswith("PC472")]
+
+
+def test_a_rule_reached_in_one_context_decides(tmp_path: Path) -> None:
+    # exec is gone for the cheap model only: the rule still decides the other runs' calls
+    found = codes(
+        tmp_path,
+        """\
+        catalog: openclaw
+        tools:
+          profile: coding
+          deny: ["exec(rm *)"]
+          byProvider:
+            openai/gpt-5.4-mini: {deny: [exec]}
+        """,
+    )
+    assert not [c for c in found if c.startswith("PC472")], found
+
+
+def test_an_ask_a_same_scope_deny_covers_is_reported(tmp_path: Path) -> None:
+    found = codes(
+        tmp_path,
+        """\
+        catalog: openclaw
+        tools:
+          profile: coding
+          deny: ["exec(git *)"]
+          ask: ["exec(git push *)", "exec(npm publish *)"]
+        """,
+    )
+    hits = [c for c in found if c.startswith("PC471")]
+    assert len(hits) == 1 and 'ask "exec(git push *)"' in hits[0] and "never asks" in hits[0]
+
+
+def test_the_findings_are_errors_under_strict(tmp_path: Path) -> None:
+    text = """\
+    catalog: openclaw
+    tools:
+      profile: coding
+      deny: ["exec(nohup *)"]
+    """
+    assert [c for c in codes(tmp_path, text) if c.startswith("PC470 warning")]
+    assert [c for c in codes(tmp_path, text, strict=True) if c.startswith("PC470 error")]
