@@ -81,6 +81,10 @@ def measure(agents: int, path: Path, trace: bool) -> dict[str, Any]:
     from policyctl.loader import load_document
 
     os.environ["POLICYCTL_MAX_FILE_BYTES"] = str(path.stat().st_size + 1)
+    # the largest sizes are beyond the default size limits (PC117): raised, as an operator would
+    os.environ["POLICYCTL_MAX_AGENTS"] = str(max(agents, 1))
+    os.environ["POLICYCTL_MAX_SENDER_KEYS"] = str(agents * 11 + 1)
+    os.environ["POLICYCTL_MAX_ENTRIES"] = str(agents * 20 + 100)
     gc.disable()  # as load_policy does while it builds
     start = time.perf_counter()
     loaded = load_document(path)

@@ -13,10 +13,11 @@ from pydantic import ValidationError
 from .catalog import load_catalog
 from .compile import CompiledPolicy, compile_document, relative_catalog_dir
 from .diagnostics import Diagnostic, PolicyError
+from .files import policy_roots
 from .loader import LoadedDocument, load_document
 from .model import PolicyDocument
 from .schema_errors import diagnostics_from_validation
-from .settings import Limits
+from .settings import Limits, default_limits
 
 
 def policy_schema_diagnostics(exc: ValidationError, loaded: LoadedDocument) -> list[Diagnostic]:
@@ -75,6 +76,7 @@ def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPo
         relative_catalog_dir(loaded.locations, loaded.root),
         loaded.locations.value(("catalog",)),
         limits,
+        policy_roots(Path(loaded.root), (limits or default_limits()).extends_roots),
     )
     if not loaded.diagnostics:
         return compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from .diagnostics import Diagnostic, PolicyError, Source
+from .files import confinement_problem, extends_error
 from .loader import detect_format, parse_text, read_text
 from .located import flatten
 from .model import StrictModel as _Strict
@@ -341,8 +342,12 @@ def load_catalog(
     relative_to: Path | None = None,
     named_at: Source | None = None,
     limits: Limits | None = None,
+    roots: tuple[Path, ...] | None = None,
 ) -> Catalog:
-    """A built-in catalog by name, or an operator catalog file (which may extend a built-in)."""
+    """A built-in catalog by name, or an operator catalog file (which may extend a built-in).
+
+    With `roots` (`files.policy_roots` of the policy naming the catalog), the catalog file and
+    every file it extends must lie under them, as `extends` targets must (PC113)."""
     ref = ref or DEFAULT_CATALOG
     if ref in BUILTIN_CATALOGS:
         return builtin_catalog(ref)
@@ -364,6 +369,8 @@ def load_catalog(
         )
     limits = limits or default_limits()
     path = (relative_to / ref) if relative_to else Path(ref)
+    if roots is not None:
+        _confine(path, roots, named_at)
     if not path.exists():
         raise PolicyError(
             [Diagnostic.make("PC101", f"catalog file {path} does not exist", named_at, "catalog")]
@@ -389,6 +396,16 @@ def load_catalog(
                     ]
                 )
             seen.add(base_path.resolve())
+            if roots is not None:
+                _confine(base_path, roots, Source(str(path), 1, 1))
         current = _read_catalog_file(base_path, limits, shown, parent in BUILTIN_CATALOGS)
         chain.append(current)
     return _derive(list(reversed(chain)))
+
+
+def _confine(path: Path, roots: tuple[Path, ...], named_at: Source | None) -> None:
+    # A policy under review names its catalog: confined like `extends`, it cannot read a
+    # file elsewhere on the machine into the policy or into its diagnostics.
+    problem = confinement_problem(path, roots)
+    if problem:
+        raise extends_error(f"catalog: {problem}", named_at, "catalog")

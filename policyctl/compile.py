@@ -42,6 +42,7 @@ from .names import (
     plugin_id_syntax,
     provider_key,
     sender_key,
+    sender_key_problem,
     shown,
 )
 
@@ -309,6 +310,16 @@ class _Compiler:
         parsed = sender_key(key)
         if parsed.problem is not None:
             self.report("PC307", f'sender key "{key}" {parsed.problem}', path, key=True)
+            return None
+        bad = sender_key_problem(parsed.norm or "")
+        if bad:
+            self.report(
+                "PC301",
+                f'sender key "{shown(key.strip())}": {bad}',
+                path,
+                key=True,
+                fix="retype the key: a look-alike or invisible character makes a key no sender has",
+            )
             return None
         if parsed.legacy:
             text = key.strip()

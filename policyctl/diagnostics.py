@@ -144,6 +144,18 @@ CODES: dict[str, CodeInfo] = _codes(
         "and its diagnostics.",
     ),
     (
+        "PC117",
+        E,
+        "policy larger than the limits",
+        "The policy holds more agents (POLICYCTL_MAX_AGENTS, 5,000), `toolsBySender` keys "
+        "(POLICYCTL_MAX_SENDER_KEYS, 50,000) or tool-list entries (POLICYCTL_MAX_ENTRIES, "
+        "100,000) than one policy may, or a YAML file has more than POLICYCTL_MAX_YAML_NODES "
+        "(50,000) nodes. Within these limits every command stays inside 10 s of CPU and 1 GiB "
+        "of memory; beyond them the policy is refused at the first item over the limit, "
+        "rather than loaded slowly. Split the policy, write large generated policies as JSON, "
+        "or raise the setting.",
+    ),
+    (
         "PC114",
         E,
         "number out of range",
@@ -172,6 +184,53 @@ CODES: dict[str, CodeInfo] = _codes(
         "Reloading the policy raised an error that is not a diagnostic of the policy itself (an "
         "I/O or internal error). The last good version stays in service; the message names the "
         "error.",
+    ),
+    (
+        "PC125",
+        W,
+        "import: not translated",
+        "`policyctl import` found a rule, key or mode of a Claude Code or Gemini CLI file that "
+        "has no exact policyctl equivalent (a tool the catalog does not have, a specifier "
+        "policyctl refuses, a regular expression that is not a command prefix). The rule is "
+        "left out of the imported document, never guessed wider; the message says what a call "
+        "it covered gets instead.",
+    ),
+    (
+        "PC126",
+        W,
+        "import: effect changes",
+        "Gemini CLI lets the highest-priority matching rule decide; policyctl lets the most "
+        "restrictive one decide (deny, then ask, then allow). Where a higher-priority allow (or "
+        "ask) rule and a lower-priority deny (or ask) rule can match the same call, the "
+        "imported document decides that call the other way. Both rules are named; narrow the "
+        "deny, or move the exception into its own scope, if the old result is wanted.",
+    ),
+    (
+        "PC127",
+        W,
+        "import: approximated",
+        "A rule could only be imported approximately. Deny and ask rules are approximated "
+        "wider (more calls refused or asked), allow rules narrower (fewer calls admitted), so "
+        "the imported document never lets through a call the source would have stopped. The "
+        "message says which way.",
+    ),
+    (
+        "PC128",
+        E,
+        "import: malformed input",
+        "The file to import is not a well-formed Claude Code settings file or Gemini CLI "
+        "policy file: a list that is not a list, a rule that is not a string or a table, a "
+        "missing or unknown decision, a priority out of range. No document is written: a rule "
+        "that could not be read may have been a deny.",
+    ),
+    (
+        "PC129",
+        Severity.INFO,
+        "import: translated with a difference",
+        "A rule or setting was imported, but means something slightly different in policyctl "
+        "(a path re-anchored at the run's workspace, a mode imported as another), or a part of "
+        "the file that holds no call permissions was left out. Read the message and check the "
+        "imported document.",
     ),
     (
         "PC201",
@@ -328,6 +387,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "toolsBySender, MCP servers; plugin tool names) have the same normal form, such as "
         '`Slack` and `"slack "`. One would silently replace the other, and with it its deny '
         "lists. Merge them into one entry.",
+    ),
+    (
+        "PC312",
+        E,
+        "look-alike scope ids",
+        "Two agent, channel, account or group ids of one map differ only by case, separators "
+        "(`-`, `_`, `.`, space) or glyphs that common fonts confuse (`0`/`o`, `1`/`l`/`I`/`|`, "
+        "`rn`/`m`, `vv`/`w`): `c0der` next to `coder`. They are two scopes that select "
+        "different runs, and a reviewer reads them as one. Rename one of them.",
     ),
     (
         "PC380",

@@ -61,14 +61,20 @@ def confinement_problem(target: Path, roots: tuple[Path, ...]) -> str | None:
     return f"{target} is outside the policy's directory {roots[0]}"
 
 
-def extends_error(message: str, named_at: Source | None) -> PolicyError:
+def policy_roots(root: Path, extends_roots: tuple[str, ...]) -> tuple[Path, ...]:
+    """The resolved directories a policy may read other files from: the root policy's own,
+    then those of `POLICYCTL_EXTENDS_ROOTS`. `extends` and operator catalogs share them."""
+    return (root.parent.resolve(), *(Path(r).resolve() for r in extends_roots))
+
+
+def extends_error(message: str, named_at: Source | None, path: str = "extends") -> PolicyError:
     return PolicyError(
         [
             Diagnostic.make(
                 "PC113",
                 message,
                 named_at,
-                path="extends",
+                path=path,
                 fix="move the file under the policy's directory, or allow its directory with "
                 "POLICYCTL_EXTENDS_ROOTS",
             )

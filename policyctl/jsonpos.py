@@ -17,8 +17,10 @@ from .diagnostics import Diagnostic, PolicyError, Source
 from .located import LocMap, LocSeq
 from .settings import Limits
 
+# group 1: the token itself (its start is the token's offset); 2: a string's contents,
+# 3: punctuation, 4: a number, 5: a literal
 _TOKEN = re.compile(
-    r'[ \t\r\n]*(?:"((?:[^"\\\x00-\x1f]|\\.)*)"|([{}\[\],:])'
+    r'[ \t\r\n]*((?:"((?:[^"\\\x00-\x1f]|\\.)*)")|([{}\[\],:])'
     r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)|(true|false|null))",
     re.DOTALL,
 )
@@ -57,7 +59,7 @@ class _Reader:
                 raise self.fail("JSON syntax error: unexpected end of file", offset)
             raise self.fail(f"JSON syntax error: unexpected {self.text[offset]!r}", offset)
         self.pos = m.end()
-        return m, m.end() - len(m.group(0).lstrip(" \t\r\n"))
+        return m, m.start(1)
 
     def count(self, offset: int) -> None:
         self.nodes += 1
@@ -80,26 +82,30 @@ class _Reader:
         return text
 
     def value(self, depth: int) -> tuple[Any, Source]:
+        # The hot path of a large file: one call per value, the common cases inlined.
         m, offset = self.token()
         src = self.where(offset)
-        self.count(offset)
-        if m.group(1) is not None:
-            return self.string(m.group(1), offset), src
-        punct = m.group(2)
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            self.count(offset)
+        raw = m.group(2)
+        if raw is not None:
+            return (raw if "\\" not in raw else self.string(raw, offset)), src
+        punct = m.group(3)
         if punct == "{":
             return self.mapping(depth + 1, offset, src), src
         if punct == "[":
             return self.sequence(depth + 1, offset, src), src
         if punct is not None:
             raise self.fail(f"JSON syntax error: unexpected {punct!r}", offset)
-        number = m.group(3)
+        number = m.group(4)
         if number is not None:
             if any(c in number for c in ".eE"):
                 return float(number), src
             if len(number) > _MAX_DIGITS:  # int() refuses beyond 4,300 digits anyway
                 raise self.fail("the integer has too many digits", offset, "PC114")
             return int(number), src
-        return _LITERALS[m.group(4)], src
+        return _LITERALS[m.group(5)], src
 
     def check_depth(self, depth: int, offset: int) -> None:
         if depth > self.limits.max_depth:
@@ -109,12 +115,13 @@ class _Reader:
         self.check_depth(depth, offset)
         out = LocMap(src)
         m, at = self.token()
-        if m.group(2) == "}":
+        if m.group(3) == "}":
             return out
         while True:
-            if m.group(1) is None:
+            raw = m.group(2)
+            if raw is None:
                 raise self.fail("JSON syntax error: expected a string key", at)
-            key = self.string(m.group(1), at)
+            key = raw if "\\" not in raw else self.string(raw, at)
             key_src = self.where(at)
             duplicate = key in out
             if duplicate:
@@ -126,15 +133,16 @@ class _Reader:
                     self.fail(f'duplicate key "{key}"{seen}', at, "PC104").diagnostics
                 )
             colon, at = self.token()
-            if colon.group(2) != ":":
+            if colon.group(3) != ":":
                 raise self.fail("JSON syntax error: expected ':'", at)
             value, value_src = self.value(depth)
             if not duplicate:
                 out.put(key, value, key_src, value_src)
             m, at = self.token()
-            if m.group(2) == "}":
+            punct = m.group(3)
+            if punct == "}":
                 return out
-            if m.group(2) != ",":
+            if punct != ",":
                 raise self.fail("JSON syntax error: expected ',' or '}'", at)
             m, at = self.token()
 
@@ -144,13 +152,16 @@ class _Reader:
         if _CLOSE.match(self.text, self.pos):
             self.token()
             return out
+        items, sources = out, out.item_src
         while True:
             value, value_src = self.value(depth)
-            out.add(value, value_src)
+            items.append(value)
+            sources.append(value_src)
             m, at = self.token()
-            if m.group(2) == "]":
+            punct = m.group(3)
+            if punct == "]":
                 return out
-            if m.group(2) != ",":
+            if punct != ",":
                 raise self.fail("JSON syntax error: expected ',' or ']'", at)
 
 

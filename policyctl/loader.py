@@ -18,11 +18,20 @@ from typing import Any
 
 from .carry import carry_base_denies
 from .diagnostics import Diagnostic, PolicyError, Severity, Source
-from .files import NotRegularFile, TooLarge, confinement_problem, extends_error, read_capped
+from .files import (
+    NotRegularFile,
+    TooLarge,
+    confinement_problem,
+    extends_error,
+    policy_roots,
+    read_capped,
+)
 from .keys import collisions, migrate_legacy
 from .located import LocationIndex, LocMap, LocSeq, flatten
+from .lookalike import lookalike_ids
 from .merge import merge
 from .settings import Limits, default_limits
+from .sizes import size_problems
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -226,6 +235,7 @@ class _YamlReader:
         self.stack: list[_Frame] = []
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.total = 0
+        self.written = 0
         self.aliased = 0
         self.root: Any = None
         self.documents = 0
@@ -299,7 +309,7 @@ class _YamlReader:
                     self.src(event),
                     fix="write the repeated parts out, or raise POLICYCTL_MAX_ALIAS_NODES",
                 )
-            self.count(size, event)
+            self.count(size, event, alias=True)
             self.emit(value, self.src(event), size, counted=True)
         elif kind == "DocumentStartEvent":
             self.documents += 1
@@ -324,8 +334,18 @@ class _YamlReader:
                 fix="remove the tag; policy values are plain strings, lists and mappings",
             )
 
-    def count(self, size: int, event: Any) -> None:
+    def count(self, size: int, event: Any, alias: bool = False) -> None:
         self.total += size
+        if not alias:  # written out, not aliased (aliases have their own budget)
+            self.written += size
+        if self.written > self.limits.max_yaml_nodes:
+            raise _fail(
+                "PC117",
+                f"more than {self.limits.max_yaml_nodes} YAML nodes",
+                self.src(event),
+                fix="write a generated policy this large as JSON (read ~20x faster), or raise "
+                "POLICYCTL_MAX_YAML_NODES",
+            )
         if self.total > self.limits.max_nodes:
             raise _fail(
                 "PC108",
@@ -463,13 +483,18 @@ def load_document(
     the merge's errors (colliding keys) instead of raising them."""
     limits = limits or default_limits()
     root = FsPath(path)
-    roots = (root.parent.resolve(), *(FsPath(r).resolve() for r in limits.extends_roots))
+    roots = policy_roots(root, limits.extends_roots)
     loading = _Loading(limits, roots, reader, problems)
     try:
         merged = loading.load(root, (), text, None)
     finally:
         if tried is not None:
             tried.extend(loading.tried)
+    if len(loading.files) > 1:  # each file was within the limits: so must their sum be
+        over = size_problems(merged, limits)
+        if over:
+            raise PolicyError(over)
+    loading.diagnostics.extend(lookalike_ids(merged))  # after merging: across `extends` too
     errors = [d for d in loading.diagnostics if d.severity is Severity.ERROR]
     if errors and problems is None:
         raise PolicyError(loading.diagnostics)
@@ -521,6 +546,9 @@ class _Loading:
             # The file did not parse as a policy: it may be any file (a `.env`), so its lines
             # are never quoted in the diagnostics.
             raise PolicyError([replace(d, quote=False) for d in exc.diagnostics]) from None
+        over = size_problems(doc, limits)
+        if over:  # before any more work on a file this large
+            raise PolicyError(over)
         doc = migrate_legacy(doc, self.diagnostics)
         self.diagnostics.extend(collisions(doc))
         parents = doc.pop("extends", None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from .context import Sender
@@ -67,6 +67,21 @@ def identifier_problem(ident: str) -> str | None:
             label = unicodedata.name(ch, "") or "control character"
             return f"character U+{ord(ch):04X} {label} is not allowed"
     return None  # pragma: no cover - every character matched
+
+
+def sender_key_problem(norm: str) -> str | None:
+    """Why a normalised sender key is refused: the ids of senders (`id:`, `e164:`,
+    `username:`, `channel:`) are ASCII on every platform, so a key with a look-alike letter
+    (`id:аlice`, Cyrillic а) names nobody while the real sender gets the wider rules. Display
+    names (`name:`) may be any script, but not invisible characters (zero-width, bidi
+    overrides, controls), which make two keys that read the same differ."""
+    if not norm.startswith("name:"):
+        return identifier_problem(norm)
+    for ch in norm:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp"):
+            label = unicodedata.name(ch, "") or "control character"
+            return f"character U+{ord(ch):04X} {label} is not allowed"
+    return None
 
 
 def shown(text: str) -> str:
@@ -245,6 +260,16 @@ class GlobIndex:
                 best = tails.first(name, h, best)
         return best
 
+    def matching(self, name: str) -> Iterator[int]:
+        """The list order of every glob that matches `name` (in no particular order)."""
+        size = len(name)
+        for h in self._head_lengths:
+            if h > size:
+                break
+            tails = self._heads.get(name[:h])
+            if tails is not None:
+                yield from tails.matching(name, h)
+
 
 class _Tails:
     __slots__ = ("lengths", "middle_lengths", "middles")
@@ -292,6 +317,28 @@ class _Tails:
                     if found is not None:
                         best = _earliest(found, name, best)
         return best
+
+    def matching(self, name: str, head: int) -> Iterator[int]:
+        size = len(name)
+        for t in self.lengths:
+            if head + t > size:
+                break
+            tail = name[size - t :] if t else ""
+            by_middle = self.middles.get(tail)
+            if by_middle is None:
+                continue
+            if len(by_middle) <= 8:
+                buckets: Iterable[list[tuple[int, Glob]]] = by_middle.values()
+            else:  # as in `first`: only the buckets of substrings the name has
+                inner = name[head : size - t]
+                keys = {""} | {
+                    inner[a : a + m]
+                    for m in self.middle_lengths[tail]
+                    for a in range(len(inner) - m + 1)
+                }
+                buckets = [by_middle[k] for k in keys if k in by_middle]
+            for bucket in buckets:
+                yield from (order for order, glob in bucket if glob.matches(name))
 
 
 def _earliest(bucket: list[tuple[int, Glob]], name: str, best: int | None) -> int | None:

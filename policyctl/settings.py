@@ -23,12 +23,22 @@ class Limits:
     max_alias_nodes: int = 100_000
     #: directories besides the root policy's own that `extends` may read from
     extends_roots: tuple[str, ...] = ()
+    #: What one policy may hold (after `extends` merging). Each command's time grows with
+    #: these, and within them every command stays inside its budget (10 s CPU, 1 GiB):
+    #: agent entries, `toolsBySender` keys of all maps, entries of all tool lists
+    max_agents: int = 5_000
+    max_sender_keys: int = 50_000
+    max_entries: int = 100_000
+    #: nodes of a YAML file: the YAML parser costs ~20x what the JSON reader does per node,
+    #: so large generated policies are written as JSON (which `max_nodes` bounds)
+    max_yaml_nodes: int = 50_000
 
 
 @lru_cache(maxsize=1)
 def default_limits() -> Limits:
     """Limits from the environment (POLICYCTL_MAX_FILE_BYTES, ..._MAX_DEPTH, ..._MAX_NODES,
-    ..._MAX_EXTENDS, ..._MAX_ALIAS_NODES, ..._EXTENDS_ROOTS).
+    ..._MAX_EXTENDS, ..._MAX_ALIAS_NODES, ..._EXTENDS_ROOTS, ..._MAX_AGENTS,
+    ..._MAX_SENDER_KEYS, ..._MAX_ENTRIES, ..._MAX_YAML_NODES).
 
     pydantic-settings does the reading and type-checking; it is imported only when a
     POLICYCTL_* variable is set, so the common case starts fast.
@@ -48,6 +58,10 @@ def default_limits() -> Limits:
         max_extends: int = Field(base.max_extends, gt=0)
         max_alias_nodes: int = Field(base.max_alias_nodes, ge=0)
         extends_roots: str = ""
+        max_agents: int = Field(base.max_agents, gt=0)
+        max_sender_keys: int = Field(base.max_sender_keys, gt=0)
+        max_entries: int = Field(base.max_entries, gt=0)
+        max_yaml_nodes: int = Field(base.max_yaml_nodes, gt=0)
 
     try:
         s = PolicyctlSettings()
@@ -65,7 +79,16 @@ def default_limits() -> Limits:
         ) from None
     roots = tuple(p for p in s.extends_roots.split(os.pathsep) if p.strip())
     return Limits(
-        s.max_file_bytes, s.max_depth, s.max_nodes, s.max_extends, s.max_alias_nodes, roots
+        max_file_bytes=s.max_file_bytes,
+        max_depth=s.max_depth,
+        max_nodes=s.max_nodes,
+        max_extends=s.max_extends,
+        max_alias_nodes=s.max_alias_nodes,
+        extends_roots=roots,
+        max_agents=s.max_agents,
+        max_sender_keys=s.max_sender_keys,
+        max_entries=s.max_entries,
+        max_yaml_nodes=s.max_yaml_nodes,
     )
 
 

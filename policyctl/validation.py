@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .diagnostics import Diagnostic, PolicyError, Severity, Source
+from .files import policy_roots
 from .loader import LoadedDocument, load_document
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def validate_loaded(
     from .checks import check_policy
     from .compile import compile_document, relative_catalog_dir
     from .model import PolicyDocument
+    from .settings import default_limits
 
     # the loader's warnings: legacy shapes migrated, keys merged across spellings
     found: list[Diagnostic] = list(loaded.diagnostics)
@@ -109,6 +111,7 @@ def validate_loaded(
             doc.catalog,
             relative_catalog_dir(loaded.locations, loaded.root),
             loaded.locations.value(("catalog",)),
+            roots=policy_roots(Path(loaded.root), default_limits().extends_roots),
         )
     except PolicyError as exc:
         return [*found, *exc.diagnostics]  # checked against another catalog, all would be wrong

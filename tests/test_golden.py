@@ -92,6 +92,8 @@ CASES: dict[str, str] = {
     "fmt-toml": "fmt --check examples/platform.toml",
     "import-openclaw": "import tests/data/openclaw.json5",
     "import-openclaw-slack-mcp": "import tests/data/openclaw-slack-mcp.json5",
+    "import-claude": "import tests/data/claude-settings.json",
+    "import-gemini": "import tests/data/gemini-rules.toml",
     "fmt-check-mixed": "fmt --check examples/platform.toml examples/team.yaml",
     "schema-check": "schema --output-dir schemas --check",
 }

@@ -118,6 +118,9 @@ def test_the_glob_index_finds_the_earliest_matching_glob(
     for name in names:
         expected = next((i for i, g in enumerate(compiled) if g.matches(name)), None)
         assert index.first(name) == expected, name
+        # and every glob that matches, as the unknown-entry warnings ask
+        every = sorted(index.matching(name))
+        assert every == [i for i, g in enumerate(compiled) if g.matches(name)], name
     entries = [Entry(p, p, "deny", None) for p in dict.fromkeys(globs)]
     lst = build_list("deny", None, entries, {}, {})
     assert lst.glob_index is not None or len(lst.globs) <= GLOB_INDEX_MIN

@@ -148,7 +148,11 @@ def parse_path_pattern(spec: str, entry: str, offset: int) -> PathPattern:
     from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern  # ~12 ms: on first use
 
     gitignore = rest if anchor == "anywhere" else "/" + rest.lstrip("/")
-    regex = GitIgnoreSpecPattern(gitignore).regex
+    try:
+        regex = GitIgnoreSpecPattern(gitignore).regex
+    except (re.error, ValueError) as exc:  # `[0-.]` (re refuses the range), a trailing `\`
+        reason = exc.msg if isinstance(exc, re.error) else "not a gitignore pattern"
+        return fail(f'"{text}" is not a usable pattern: {reason}', at)
     if regex is None:
         return fail(f'"{text}" is not a usable pattern', at)
     return PathPattern(text, anchor, regex)

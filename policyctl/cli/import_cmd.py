@@ -1,4 +1,10 @@
-"""`policyctl import openclaw.json`: convert an OpenClaw config's tool policy to policyctl YAML."""
+"""`policyctl import FILE`: convert another agent's tool policy to policyctl YAML.
+
+OpenClaw configs (JSON5) are converted here; Claude Code settings and Gemini CLI policy files
+(call permissions) by `import_calls`. Without `--from`, the file's content decides: a `.toml`
+file is Gemini CLI's, a JSON object with `permissions` and none of OpenClaw's sections is
+Claude Code's, anything else OpenClaw's.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +21,39 @@ if TYPE_CHECKING:
 
 from .common import EXIT_OK, EXIT_USAGE, subcommand
 
-HELP = "convert the tool policy of an OpenClaw config (JSON5) into a policyctl YAML file"
+HELP = (
+    "convert the tool policy of an OpenClaw config, Claude Code settings or a Gemini CLI "
+    "policy file into a policyctl YAML file"
+)
 EXAMPLE = """examples:
   policyctl import ~/.openclaw/openclaw.json > policy.yaml
   policyctl import openclaw.json -o policy.yaml --catalog openclaw-2026.4
+  policyctl import .claude/settings.json -o policy.yaml
+  policyctl import ~/.gemini/policies/rules.toml --from gemini -o policy.yaml
 """
+SOURCES = ("openclaw", "claude", "gemini")
+#: top-level sections of an OpenClaw config (a file with one of them is never Claude Code's)
+_OPENCLAW_SECTIONS = frozenset({"tools", "agents", "channels", "mcp", "session", "gateway"})
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subcommand(sub, "import", HELP, EXAMPLE)
-    p.add_argument("file", help="OpenClaw config (openclaw.json, JSON5 allowed)")
+    p.add_argument(
+        "file",
+        help="OpenClaw config (JSON5), Claude Code settings.json or Gemini CLI policy TOML",
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        choices=SOURCES,
+        help="the file's format (default: decided by its content)",
+    )
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    p.add_argument("--catalog", default="openclaw", help="catalog to name in the output")
+    p.add_argument(
+        "--catalog",
+        default="openclaw",
+        help="catalog to name in the output (Claude Code and Gemini CLI tools map to its tools)",
+    )
     p.set_defaults(run=run)
 
 
@@ -40,13 +67,23 @@ def run(args: argparse.Namespace) -> int:
     from ..importer import import_openclaw
     from ..json5_comments import json5_comments
     from .common import report_failure
+    from .import_calls import run_calls
 
+    if args.source in ("claude", "gemini"):
+        return run_calls(args, args.source)
+    if args.source is None and args.file.lower().endswith(".toml"):
+        return run_calls(args, "gemini")
+    if args.source is None and _is_claude_settings(args.file):
+        return run_calls(args, "claude")
     try:
         text, config = _read_config(args.file)
     except _Unusable as exc:
         if str(exc):
             print(f"policyctl import: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    if args.source is None and "permissions" in config and not _OPENCLAW_SECTIONS & set(config):
+        # Claude Code's shape, but not strict JSON (a comment, a trailing comma): say where
+        return run_calls(args, "claude")
     try:
         catalog = load_catalog(args.catalog, Path.cwd())
     except PolicyError as exc:
@@ -77,6 +114,22 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _is_claude_settings(name: str) -> bool:
+    """Strict JSON with `permissions` and none of OpenClaw's sections. Read with the fast JSON
+    reader (a Claude Code settings file is JSON; JSON5's parser takes a minute on 1 MB);
+    anything that is not strict JSON is left to the OpenClaw path, which reports it."""
+    from ..diagnostics import PolicyError
+    from ..loader import parse_text, read_text
+    from ..settings import default_limits
+
+    limits = default_limits()
+    try:
+        top = parse_text(read_text(Path(name), limits, name), name, "json", limits)
+    except PolicyError:
+        return False
+    return "permissions" in top and not _OPENCLAW_SECTIONS & set(top)
 
 
 def _read_config(name: str) -> tuple[str, dict[str, Any]]:

@@ -6,6 +6,7 @@ Exit codes: 0 clean, 1 findings, 2 usage error or unreadable input.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -85,6 +86,11 @@ def _run(argv: Sequence[str] | None) -> int:
     if not getattr(args, "run", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    # One command, then the process ends: the cyclic collector would only rescan the policy's
+    # millions of long-lived, acyclic objects again and again (a third of validate's time on a
+    # 5 MiB policy). Reference counting still frees garbage; in-process callers get it back.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         code: int = args.run(args)
     except Reported as exc:
@@ -94,6 +100,9 @@ def _run(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # `policyctl resolve ... | head`
         return 0
+    finally:
+        if collecting:
+            gc.enable()
     return code
 
 

@@ -4,12 +4,13 @@ run, classified as shipped-but-unavailable core tools or plugin tools not enable
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 
 from ..catalog import Catalog
 from ..diagnostics import Diagnostic
 from ..entries import Entry, EntryList
 from ..inventory import MCP_PLUGIN_ID, Inventory
-from ..names import Glob, is_glob
+from ..names import Glob, GlobIndex, is_glob
 from .layers import LayerPlan
 
 _CORE_UNAVAILABLE = (
@@ -24,14 +25,21 @@ _BOTH = (
 )
 
 
-def _classify(entry: Entry, inv: Inventory, cat: Catalog) -> str:
-    """ "plugin", "core", "unavailable" (a catalog tool this run lacks) or "unknown"."""
+def _classify(
+    entry: Entry, inv: Inventory, cat: Catalog, glob_verdicts: Mapping[str, str] | None = None
+) -> str:
+    """ "plugin", "core", "unavailable" (a catalog tool this run lacks) or "unknown".
+
+    `glob_verdicts` holds the verdicts of an indexed list's globs, found by matching every
+    tool once against the list's index (`_glob_verdicts`)."""
     text = entry.text
     if text in ("*", "group:plugins", MCP_PLUGIN_ID) or text in inv.plugin_ids:
         return "plugin" if text != "*" else "core"
     if any(text.startswith(prefix) for prefix in inv.mcp_prefixes):
         return "plugin"
     if is_glob(text):
+        if glob_verdicts is not None:
+            return glob_verdicts.get(text, "unknown")
         glob = Glob.compile(text)
         for tool in inv.tools:
             if glob.matches(tool.name):
@@ -46,6 +54,23 @@ def _classify(entry: Entry, inv: Inventory, cat: Catalog) -> str:
     if any(m in cat.tool_ids for m in members) or text in cat.groups:
         return "unavailable"
     return "unknown"
+
+
+def _glob_verdicts(
+    index: GlobIndex, lst: EntryList, inv: Inventory, cat: Catalog
+) -> dict[str, str]:
+    """What `_classify` says of each glob of an indexed list, found the other way round: each
+    tool of the run, then each tool of the catalog, asks the index which globs match it, so
+    200,000 deny globs cost one lookup per tool instead of 200,000 scans of the inventory."""
+    found: dict[str, str] = {}
+    for tool in inv.tools:  # in inventory order: the first matching tool decides, as above
+        verdict = "plugin" if tool.plugin_id else "core"
+        for order in index.matching(tool.name):
+            found.setdefault(lst.entries[order].text, verdict)
+    for tool_id in cat.tool_ids:
+        for order in index.matching(tool_id):
+            found.setdefault(lst.entries[order].text, "unavailable")
+    return found
 
 
 #: (id(list), inventory fingerprint, id(catalog)) -> (list, catalog, unavailable, unknown).
@@ -69,12 +94,13 @@ def _analysis(
     unavailable: list[str] = []
     unknown: list[str] = []
     verdicts: dict[str, str] = {}
+    globs = None if lst.glob_index is None else _glob_verdicts(lst.glob_index, lst, inv, cat)
     for entry in lst.entries:
         if entry.origin != "config":
             continue
         verdict = verdicts.get(entry.text)
         if verdict is None:
-            verdict = verdicts[entry.text] = _classify(entry, inv, cat)
+            verdict = verdicts[entry.text] = _classify(entry, inv, cat, globs)
         if verdict == "unavailable":
             unavailable.append(entry.text)
         elif verdict == "unknown":

@@ -221,3 +221,74 @@ def test_a_tool_inventory_that_is_a_device_is_refused(
 
     code = main(["resolve", str(EXAMPLES / "team.yaml"), "--tool-inventory", "/dev/zero"])
     assert code == 2 and "not a regular file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "oversized", "not-utf8"])
+def test_simulate_reads_its_calls_file_like_a_policy_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """`simulate --calls` read the whole file with no cap: `/dev/zero` ate memory until killed,
+    a FIFO hung, and bytes that are not UTF-8 ended in a traceback."""
+    from conftest import EXAMPLES
+
+    calls = tmp_path / "calls.jsonl"
+    if kind == "device":
+        os.symlink("/dev/zero", calls)
+    elif kind == "fifo":
+        os.mkfifo(calls)
+    elif kind == "oversized":
+        with calls.open("wb") as fh:  # sparse: larger than the cap, nothing to read
+            fh.truncate(default_limits().max_file_bytes + 1)
+    else:
+        calls.write_bytes(b'{"tool": "\xff"}\n')
+    code = main(["simulate", str(EXAMPLES / "team.yaml"), "--calls", str(calls)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    expected = {
+        "device": "not a regular file",
+        "fifo": "not a regular file",
+        "oversized": "larger than the limit",
+        "not-utf8": "not valid UTF-8",
+    }
+    assert expected[kind] in err
+
+
+def _operator_catalog(where: Path, extends: str = "openclaw") -> Path:
+    where.mkdir(parents=True, exist_ok=True)
+    path = where / "cat.toml"
+    path.write_text(f'name = "ops"\nextends = "{extends}"\n', encoding="utf-8")
+    return path
+
+
+def test_an_operator_catalog_is_confined_like_extends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`catalog: ../elsewhere/cat.toml` read any file the process could read, as `extends`
+    once did: it is confined to the policy's tree, with the same setting to allow more."""
+    tree = tmp_path / "policies"
+    _operator_catalog(tree / "catalogs")
+    inside = tree / "in.yaml"
+    inside.write_text("catalog: catalogs/cat.toml\n", encoding="utf-8")
+    assert load_policy(inside).catalog is not None
+    shared = tmp_path / "shared"
+    _operator_catalog(shared)
+    outside = tree / "out.yaml"
+    outside.write_text("catalog: ../shared/cat.toml\n", encoding="utf-8")
+    assert _codes(lambda: load_policy(outside)) == ["PC113"]
+    assert main(["validate", str(outside)]) == 1
+    # a catalog in the tree may not extend one outside it either
+    (tree / "hop.toml").write_text(
+        'name = "hop"\nextends = "../shared/cat.toml"\n', encoding="utf-8"
+    )
+    hop = tree / "hop.yaml"
+    hop.write_text("catalog: hop.toml\n", encoding="utf-8")
+    assert _codes(lambda: load_policy(hop)) == ["PC113"]
+    assert load_policy(outside, limits=Limits(extends_roots=(str(shared),))).catalog is not None
+    monkeypatch.setenv("POLICYCTL_EXTENDS_ROOTS", str(shared))
+    default_limits.cache_clear()
+    try:
+        assert load_policy(hop).catalog is not None
+        assert main(["validate", str(outside)]) == 0
+    finally:
+        monkeypatch.delenv("POLICYCTL_EXTENDS_ROOTS")
+        default_limits.cache_clear()

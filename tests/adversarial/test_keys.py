@@ -195,6 +195,8 @@ def test_account_ids_are_case_sensitive_and_never_merged_by_case(tmp_path: Path)
         },
     }
     _write(tmp_path, "base.json", base)
-    loaded = load_document(_write(tmp_path, "child.json", child))
-    assert sorted(loaded.data["channels"]["slack"]["accounts"]) == ["Acme", "acme"]
-    assert not [d for d in loaded.diagnostics if d.code == "PC420"]
+    # two accounts, never merged (no PC420); and since they read as one, an error (PC312)
+    with pytest.raises(PolicyError) as exc:
+        load_document(_write(tmp_path, "child.json", child))
+    assert [d.code for d in exc.value.diagnostics] == ["PC312"]
+    assert exc.value.diagnostics[0].path == "channels.slack.accounts.Acme"
