@@ -2,7 +2,9 @@
 
 Pattern words are shell words: quotes are removed, a bare `*` word matches any run of words,
 a `*` inside a word is a glob within that word, and a quoted `'*'` is a literal asterisk.
-Claude Code's trailing `:*` (`git:*`, `npm run test:*`) is accepted as ` *`. A specifier
+Claude Code's trailing `:*` (`git:*`, `npm run test:*`) is accepted as ` *`; a `*` glued to
+the last word (`rm*`, `git push*`) also takes further words in deny and ask rules (not in
+allow: see `ShellMatcher`). A specifier
 describes one simple command, so unquoted operators (`;`, `|`, `&`, `<`, `>`, parentheses)
 and expansions (`$`, backticks) are errors: write one entry per command instead.
 """

@@ -24,7 +24,7 @@ from .model import (
 from .paths import parse_path_pattern
 from .shell_pattern import parse_shell_pattern
 from .urls import parse_url_pattern
-from .wordglob import WordPattern
+from .wordglob import STAR, WordPattern
 
 if TYPE_CHECKING:
     from .subject import Part
@@ -45,10 +45,18 @@ class ShellMatcher(Matcher):
     text: str
     pattern: WordPattern
     first_word: str | None = field(init=False, default=None)
+    #: what deny and ask rules match: a `*` glued to the last word (`rm*`, `git push*`) also
+    #: takes further words, as in Claude Code (`ls*` meets `ls -la`); allow rules keep the
+    #: in-word reading, so the wider reading only ever narrows
+    loose: WordPattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        first = self.pattern.items[0]
+        items = self.pattern.items
+        first = items[0]
         object.__setattr__(self, "first_word", None if first is None else first.literal)
+        last = items[-1]
+        glued = last is not None and len(last.parts) > 1 and last.parts[-1] == ""
+        object.__setattr__(self, "loose", WordPattern((*items, STAR)) if glued else self.pattern)
 
     def matches(self, part: Part, strict: bool) -> bool:
         words = part.words
@@ -58,7 +66,7 @@ class ShellMatcher(Matcher):
             return False  # the common case, decided without the scan
         if strict:
             return self.pattern.must_match(words, part.open_tail)
-        return self.pattern.may_match(words, part.open_tail)
+        return self.loose.may_match(words, part.open_tail)
 
 
 def has_specifier(entry: str) -> bool:

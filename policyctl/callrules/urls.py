@@ -8,7 +8,9 @@ query crossing `/`). A `*` anywhere else in a host (`example.*`) is an error.
 A call's URL is parsed strictly: userinfo dropped (`http://example.com@evil.test/` is a call to
 `evil.test`), host lowercased, IDNA-encoded (UTS 46), trailing dot removed. A host written as an
 IP address in any form a client accepts (`127.1`, `0x7f000001`, `[::ffff:127.0.0.1]`) is an IP
-and matches only `ip:` specifiers. Backslashes, whitespace, control characters and
+and matches only `ip:` specifiers; an unspecified address (0.0.0.0/8, `::`), which reaches
+this host's loopback, also meets a deny or ask `ip:` rule for loopback (127.0.0.1 or ::1) of
+either family. Backslashes, whitespace, control characters and
 percent-encoded hosts are refused as unanalysable: parsers disagree about them.
 """
 
@@ -91,7 +93,29 @@ class IpPattern(Matcher):
         url = part.url
         if url is None or url.ip is None:
             return False
-        return url.ip.version == self.network.version and url.ip in self.network
+        if url.ip.version == self.network.version and url.ip in self.network:
+            return True
+        # 0.0.0.0/8 and `::` connect to this host's loopback (Linux): a deny or ask rule for
+        # loopback meets them too; an allow rule never gains a call by this reading
+        return not strict and is_unspecified(url.ip) and _holds_loopback(self.network)
+
+
+_UNSPECIFIED_V4 = ipaddress.IPv4Network("0.0.0.0/8")
+_LOOPBACK_V4 = ipaddress.IPv4Address("127.0.0.1")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+
+
+def is_unspecified(ip: IP) -> bool:
+    """0.0.0.0/8 or `::`: addresses a connect() on Linux sends to the loopback interface."""
+    if isinstance(ip, ipaddress.IPv4Address):
+        return ip in _UNSPECIFIED_V4
+    return ip.is_unspecified
+
+
+def _holds_loopback(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    if isinstance(network, ipaddress.IPv4Network):
+        return _LOOPBACK_V4 in network
+    return _LOOPBACK_V6 in network
 
 
 @dataclass(frozen=True, slots=True)

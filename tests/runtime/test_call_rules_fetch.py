@@ -128,3 +128,17 @@ def test_only_http_and_a_bounded_number_of_hops(server: str) -> None:
     looping = fetch(f"{server}/loop", fetch_rules())
     assert not looping.ok and "more than 3 redirects" in str(looping.result)
     assert Handler.hits.count("/loop") == 4
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "::"])
+def test_a_name_resolving_to_an_unspecified_address_meets_a_loopback_deny(
+    server: str, address: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 0.0.0.0 and :: connect to this host's loopback on Linux (red-team finding 5)
+    from policyctl.runtime import web_fetch as module
+
+    monkeypatch.setattr(module, "_address", lambda url: address)
+    port = server.rsplit(":", 1)[1]
+    out = fetch(f"http://localhost:{port}/ok", fetch_rules(deny=["web_fetch(ip:127.0.0.0/8)"]))
+    assert out.veto is not None and "address refused" in out.veto.reason
+    assert Handler.hits == []
