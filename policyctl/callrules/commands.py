@@ -13,7 +13,9 @@ unquoted glob). Here:
   a command (`setsid`, `ssh`, `nsenter`, ... in RUNNERS) are screened: checked against deny
   and ask rules only (policyctl's choice, fail closed: a deny of `rm *` also meets
   `sudo rm -rf /`, while `exec(sudo apt update)` alone allows `sudo apt update`);
-- `eval`, `source`, `.`, `trap CMD`, `alias x=...` cannot be analysed;
+- `eval`, `source`, `.`, `trap CMD`, `alias x=...`, `hash -p`, `enable NAME` and assignments
+  to variables that change what runs (`PATH=`, `LD_*=`, `GIT_*=`: `wrappers.rebinds`) cannot
+  be analysed (the command's words are still decided, so deny rules meet them);
 - the file arguments of `tee` are writes.
 """
 
@@ -23,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from .wrappers import Words, basename, is_assignment, skip_options, strip_wrappers
+from .wrappers import Words, basename, is_assignment, rebinds, skip_options, strip_wrappers
 
 
 class Command(NamedTuple):
@@ -77,6 +79,7 @@ UNANALYSABLE = {
     "source": "source runs a file the rules cannot see",
     ".": ". runs a file the rules cannot see",
 }
+REBINDS = "an assignment that changes what a command runs (PATH, LD_*, GIT_*, ...)"
 CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
 #: bash's reserved words: never the name of a simple command bash runs
 RESERVED = frozenset(
@@ -126,6 +129,9 @@ def expand(
     if problem:
         items.append(Problem(problem, text))
         return items
+    if len(words) < len(written) and any(map(rebinds, written[: len(written) - len(words)])):
+        # `env PATH=/tmp/evil git status`: the words are still decided (deny meets them)
+        items.append(Problem(REBINDS, text))
     if not words:
         return items
     first = words[0]
@@ -153,6 +159,10 @@ def expand(
         items.append(Problem("trap runs a string as a command", text))
     elif name == "alias" and any(w is None or "=" in w for w in words[1:]):
         items.append(Problem("alias defines a command from a string", text))
+    elif name == "hash" and any(w is None or (w[:1] == "-" and "p" in w) for w in words[1:]):
+        items.append(Problem("hash -p binds a command name to another program", text))
+    elif name == "enable" and len(words) > 1:
+        items.append(Problem("enable changes what builtin names run (or loads builtins)", text))
     elif name == "coproc":
         if any(w in ("{", "}", "(", ")") for w in words[1:]):
             items.append(Problem("coproc with a compound command", text))
@@ -262,6 +272,7 @@ def _find(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
 
 def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
     i = 1
+    rebound = False  # `sudo LD_PRELOAD=x CMD`
     if name == "sudo":
         while i < len(words):
             w = words[i]
@@ -282,6 +293,7 @@ def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -
             else:
                 return [Problem(f"sudo: option {w} is not known to policyctl", text)]
         while i < len(words) and is_assignment(words[i]):
+            rebound = rebound or rebinds(words[i])
             i += 1
     elif name == "doas":
         opts = skip_options(words, 1, {"-n", "-s", "-L"}, {"-u", "-C"}, name)
@@ -297,6 +309,8 @@ def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -
     if name in ("sudo", "doas") and i >= len(words) and any(w in shell_flags for w in words):
         return [Problem(f"{name} starts a shell that reads its input", text)]
     payload = _payload(words[i:], text, depth, recurse, tail=False)
+    if rebound:
+        payload.insert(0, Problem(REBINDS, text))
     return _screened(payload) if name in ("sudo", "doas") else payload
 
 
@@ -341,7 +355,7 @@ RUNNERS = frozenset(
 MAX_SCREENED = 64
 _PAYLOAD_CARRIERS = frozenset(
     {"trap", "alias", "coproc", "busybox", "toybox", "xargs", "find", "sudo", "doas", "exec"}
-    | {"builtin", "su", "runuser", "tee"}
+    | {"builtin", "su", "runuser", "tee", "hash", "enable"}
 )
 #: every command name `expand` looks at after the command itself (the rest are plain commands)
 _SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .commands import (
+    REBINDS,
     Access,
     Command,
     DirectoryChange,
@@ -29,6 +30,7 @@ from .commands import (
     expand,
 )
 from .shell_words import join_continued_lines, plain_word, word_value
+from .wrappers import rebinds
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -183,8 +185,27 @@ def _analyse(script: str, depth: int, limits: ShellLimits, deadline: float) -> l
     walker = _Walker(source, text, depth, limits, deadline)
     if root.has_error:
         walker.items.append(Problem("the shell parser did not accept the line", _first_error(root)))
+        walker.items.extend(_screen_rejected(source, depth, limits, deadline))
     walker.walk(root)
     return walker.items
+
+
+def _screen_rejected(source: bytes, depth: int, limits: ShellLimits, deadline: float) -> list[Item]:
+    """A line the grammar rejects is unanalysable, but what bash would run on it must still meet
+    the deny rules (contract section 5): the grammar stops at `cat <<EOF; rm x` and reads
+    ``echo `#`; rm x`` as a comment. The line is parsed once more with `<<` blanked and `#` made `:`
+    (same length, so the grammar reads on instead of giving up), and the commands found are
+    screened: checked against deny and ask rules only. This can only make the call stricter:
+    the line stays unanalysable, so nothing found here is allowed by it."""
+    lenient = source.replace(b"<<", b"  ").replace(b"#", b":")
+    if lenient == source:
+        return []
+    root = _parse(lenient, deadline)
+    if root is None:
+        return []
+    walker = _Walker(lenient, lenient.decode("utf-8"), depth + 1, limits, deadline)
+    walker.walk(root)
+    return [i._replace(screen=True) for i in walker.items if isinstance(i, Command)]
 
 
 def _first_error(root: Node) -> str:
@@ -273,6 +294,11 @@ class _Walker:
                 self.absorb(node)
             elif kind in kinds.declaration:
                 self.declaration(node)
+            elif kind in kinds.variable_assignment:
+                # `PATH=/tmp/evil git status`, `PATH=/tmp/evil; git status`, `export PATH=...`
+                name = node.child_by_field_name("name")
+                if name is not None and rebinds(self.text(name) + "="):
+                    self.items.append(Problem(REBINDS, self.text(node)))
             elif kind in kinds.file_redirect:
                 self.redirect(node)
             elif kind in kinds.command_substitution and self.nested_backticks(node):
@@ -371,6 +397,8 @@ class _Walker:
                 if not words and _ASSIGNMENT.match(raw):
                     # bash assigns `_=1` and `_+=1` before `rm x`; the grammar takes them for
                     # the command word, which would hide `rm` from every rule
+                    if rebinds(raw):
+                        self.items.append(Problem(REBINDS, raw))
                     continue
                 if _PLAIN_WORD.fullmatch(raw):
                     words.append(raw)  # the common case: nothing to remove, no blank

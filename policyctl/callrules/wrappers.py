@@ -125,6 +125,31 @@ def strip_wrappers(words: Words) -> tuple[Words, str | None, bool]:
     return words, None, chdir
 
 
+#: variables that change which program a command name runs, or what a program runs or loads
+#: (contract section 5, red-team finding 3). Fail closed: a broad list, matched on the upper-cased
+#: name, by exact name or by prefix. An assignment to one of them (leading, standalone, through
+#: `env`/`sudo`, or `export`ed) makes the line unanalysable; the command's words still meet deny.
+REBINDING_NAMES = frozenset(
+    {"PATH", "IFS", "ENV", "BASH_ENV", "CDPATH", "SHELL", "SHELLOPTS", "BASHOPTS", "PS4"}
+    | {"PROMPT_COMMAND", "HOME", "ZDOTDIR", "GCONV_PATH", "HOSTALIASES", "CLASSPATH"}
+    | {"PAGER", "MANPAGER", "EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE"}
+    | {"SSH_ASKPASS", "SUDO_ASKPASS", "NODE_OPTIONS", "NODE_PATH", "RUSTC_WRAPPER"}
+    | {"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MAKEFLAGS", "CC", "CXX"}
+)
+REBINDING_PREFIXES = (
+    "LD_", "DYLD_", "GIT_", "BASH_FUNC_", "PYTHON", "PERL", "RUBY", "LUA_", "NPM_CONFIG_",
+    "XDG_", "GOFLAGS", "CARGO_",
+)  # fmt: skip
+
+
+def rebinds(word: str | None) -> bool:
+    """`PATH=/tmp/evil`, `LD_PRELOAD+=x`: an assignment that changes what a command runs."""
+    if word is None or "=" not in word:
+        return False
+    name = word.split("=", 1)[0].removesuffix("+").upper()
+    return name in REBINDING_NAMES or name.startswith(REBINDING_PREFIXES)
+
+
 def is_assignment(word: str | None) -> bool:
     if word is None or "=" not in word:
         return False
