@@ -156,22 +156,21 @@ class WordPattern:
         return bool(reach >> m & 1)
 
     def may_match(self, words: Sequence[str | None], open_tail: bool = False) -> bool:
-        if self.simple:
-            quick = self._simple(words, open_tail)
-            if quick is not None:
-                return quick
-        elif self._prefix_differs(words):
-            return False
-        return self._run(words, open_tail, strict=False)
+        return self._match(words, open_tail, strict=False)
 
     def must_match(self, words: Sequence[str | None], open_tail: bool = False) -> bool:
+        return self._match(words, open_tail, strict=True)
+
+    def _match(self, words: Sequence[str | None], open_tail: bool, strict: bool) -> bool:
+        """The shortcuts first (a simple pattern, a literal prefix that differs), then the
+        full run; `strict` only matters there, where an unknown word may or must match."""
         if self.simple:
             quick = self._simple(words, open_tail)
             if quick is not None:
                 return quick
         elif self._prefix_differs(words):
             return False
-        return self._run(words, open_tail, strict=True)
+        return self._run(words, open_tail, strict=strict)
 
     def render(self) -> str:
         return " ".join("*" if item is STAR else item.render() for item in self.items)
