@@ -19,9 +19,10 @@ them; bash has more, and each one makes a line unanalysable here just as an assi
 - `for NAME in`, `select NAME in`, `${NAME:=value}`, `NAME[0]=value`.
 
 `mapfile -C CALLBACK` runs a string as a command, and arithmetic (`$((...))`, `((...))`, `let`,
-array subscripts, `[[ a -eq b ]]`, `${s:offset}`, `declare -i`) evaluates a variable's value
-as an expression, which can assign (`x=PATH=1; : $((x))`) and run commands
-(`x='a[$(rm -rf ~)]'; : $((x))`): arithmetic over anything but numbers cannot be analysed.
+array subscripts, `[[ a -eq b ]]`, `${s:offset}`, assignments to a `declare -i` variable)
+evaluates a variable's value as an expression, which can assign (`x=PATH=1; : $((x))`) and run
+commands (`x='a[$(rm -rf ~)]'; : $((x))`): arithmetic over anything but numbers cannot be
+analysed.
 """
 
 from __future__ import annotations
@@ -235,8 +236,7 @@ def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
             continue
         if rebinding_name(name):
             return f"{builtin} {REBINDING}"
-        if "i" in on and has_value:
-            problem = arithmetic_problem(value)
-            if problem:
-                return f"{builtin} -i: {problem}"
+        if "i" in on and builtin != "export":
+            # an integer variable: this and every later assignment to it is arithmetic
+            return f"{builtin} -i: {ARITHMETIC}"
     return None
