@@ -6,7 +6,7 @@ them; bash has more, and each one makes a line unanalysable here just as an assi
 (the command's words are still decided, so deny rules meet them):
 
 - builtins that store into a variable named by an argument: `read NAME` (`-a NAME` too),
-  `printf -v NAME`, `mapfile`/`readarray NAME`, `getopts OPTSTRING NAME`;
+  `printf -v NAME`, `mapfile`/`readarray NAME`, `getopts OPTSTRING NAME`, `wait -p NAME`;
 - `unset NAME` (an unset `PATH` makes bash run `./git` for `git`), `export -n NAME` and
   `declare +x NAME` (the programs it starts no longer see it);
 - `declare`/`typeset`/`local` of such a name, even without a value: inside a function it
@@ -42,6 +42,7 @@ DECLARATIONS = frozenset({"declare", "typeset", "local", "export", "readonly"})
 VARIABLE_BUILTINS = frozenset({"read", "printf", "mapfile", "readarray", "getopts", "unset"}) | {
     "let",
     "set",
+    "wait",
     *DECLARATIONS,
 }
 #: options that take a value: read -a -d -i -n -N -p -t -u; mapfile -d -n -O -s -u -C -c
@@ -154,6 +155,12 @@ def variable_problem(words: Words) -> str | None:
             target = first[2:] or (words[2] if len(words) > 2 else "")
             return f"printf -v {REBINDING}" if rebinding_name(target) else None
         return None
+    if name == "wait":  # `wait -n -p NAME`: the job's process id
+        parsed = _options(words, 1, frozenset("p"))
+        if parsed is None:
+            return "wait: an option that is an expansion"
+        targets = [v for letter, v in parsed[0] if letter == "p"]
+        return f"wait -p {REBINDING}" if any(map(rebinding_name, targets)) else None
     if name == "getopts":
         rest = 2 if len(words) > 1 and words[1] == "--" else 1
         target = words[rest + 1] if rest + 1 < len(words) else ""

@@ -95,6 +95,8 @@ ANALYSABLE = [
     "mapfile -t lines",
     "mapfile",
     "getopts ab opt",
+    "sleep 1 & wait -n -p pid",
+    "wait",
     "unset foo bar",
     "unset -f PATH",
     "export PATH",
@@ -127,7 +129,10 @@ def test_setting_a_rebinding_variable_is_not_analysable(line: str) -> None:
     assert verdict(ASK_ANY, line) == "ask"
 
 
-@pytest.mark.parametrize("line", ["read -r IFS", "mapfile -t IFS", "printf -v LD_PRELOAD x"])
+@pytest.mark.parametrize(
+    "line",
+    ["read -r IFS", "mapfile -t IFS", "printf -v LD_PRELOAD x", "sleep 1 & wait -n -p PATH"],
+)
 def test_other_rebinding_names_count_too(line: str) -> None:
     assert verdict(ASK_ANY, line) == "ask"
 
