@@ -14,8 +14,8 @@ them; bash has more, and each one makes a line unanalysable here just as an assi
 - namerefs (`declare -n r=PATH`, then `r=/tmp/evil`): a nameref to such a name, to a name
   that is an expansion, or one declared without a target (its target comes later);
 - a declaration or `unset` whose name is an expansion (`export $n` with `n=PATH=/x`);
-- `set -k` (`set -o keyword`): assignment words anywhere on a later command line become that
-  command's environment (`git status PATH=/tmp/evil`);
+- `set -k` (`set -o keyword`, `shopt -os keyword`): assignment words anywhere on a later
+  command line become that command's environment (`git status PATH=/tmp/evil`);
 - `for NAME in`, `select NAME in`, `${NAME:=value}`, `NAME[0]=value`.
 
 `mapfile -C CALLBACK` runs a string as a command, and arithmetic (`$((...))`, `((...))`, `let`,
@@ -43,6 +43,7 @@ VARIABLE_BUILTINS = frozenset({"read", "printf", "mapfile", "readarray", "getopt
     "let",
     "set",
     "wait",
+    "shopt",
     *DECLARATIONS,
 }
 #: options that take a value: read -a -d -i -n -N -p -t -u; mapfile -d -n -O -s -u -C -c
@@ -144,17 +145,16 @@ def variable_problem(words: Words) -> str | None:
         targets += list(words[rest:] if is_read else words[rest : rest + 1])
         return f"{name} {REBINDING}" if any(map(rebinding_name, targets)) else None
     if name == "printf":
-        first = words[1] if len(words) > 1 else ""
-        if first is None:
+        parsed = _options(words, 1, frozenset("v"))
+        if parsed is None:
+            # `printf "$f" x`: could be `-vNAME`; a single word cannot assign (no format)
             return (
-                "printf: a first word that is an expansion (it could be -v NAME)"
+                "printf: an option that is an expansion (it could be -v)"
                 if len(words) > 2
                 else None
             )
-        if first.startswith("-v"):
-            target = first[2:] or (words[2] if len(words) > 2 else "")
-            return f"printf -v {REBINDING}" if rebinding_name(target) else None
-        return None
+        targets = [v for letter, v in parsed[0] if letter == "v"]  # the last -v wins
+        return f"printf -v {REBINDING}" if any(map(rebinding_name, targets)) else None
     if name == "wait":  # `wait -n -p NAME`: the job's process id
         parsed = _options(words, 1, frozenset("p"))
         if parsed is None:
@@ -181,6 +181,14 @@ def variable_problem(words: Words) -> str | None:
         return None
     if name == "set":
         return _set_problem(words)
+    if name == "shopt":  # `shopt -os keyword` is `set -o keyword`
+        parsed = _options(words, 1, frozenset())
+        if parsed is None:
+            return "shopt: an option that is an expansion"
+        letters = {letter for letter, _ in parsed[0]}
+        names = words[parsed[1] :]
+        if {"o", "s"} <= letters and (None in names or "keyword" in names):
+            return _KEYWORD
     return None
 
 

@@ -62,6 +62,8 @@ REBINDING_LINES = [
     "set -k; git PATH=evil",
     "set -ek; git PATH=evil",
     "set -o keyword; git PATH=evil",
+    "shopt -os keyword; git PATH=evil",
+    "shopt -s -o keyword; git PATH=evil",
     "let PATH=1; git",
     "((PATH=1)); git",
     ": $((PATH=1)); git",
@@ -82,6 +84,7 @@ REBINDING_LINES = [
     "command declare -n r=PATH; r=evil; git",
     "builtin read PATH; git",
     "builtin printf -v PATH evil; git",
+    "printf -v a -v PATH evil; git",
 ]
 
 #: the same builtins and forms on names nothing depends on, and printing or exporting
@@ -109,6 +112,9 @@ ANALYSABLE = [
     "set -- a b",
     "set -eo pipefail",
     "set +k",
+    "shopt -s nullglob",
+    "shopt -os pipefail",
+    "shopt -ou keyword",
     "let 1+2",
     "((1 + 2))",
     "echo $((2 * 3)) $[1] $(( $# + $? ))",
