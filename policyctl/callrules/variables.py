@@ -243,7 +243,7 @@ def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
     unexports = (builtin == "export" and "n" in on) or (builtin != "export" and "x" in off)
     for name, value, has_value in names:
         # a nameref: every later assignment to it is one to its target
-        if "n" in on and builtin != "export" and (not has_value or rebinding_name(value)):
+        if "n" in on and builtin != "export" and (not value or rebinding_name(value)):
             return f"{builtin} -n: a nameref whose target is unknown or {REBINDING[5:]}"
         if builtin == "export" and not unexports and not has_value:
             continue  # `export PATH`: its value is unchanged
