@@ -137,7 +137,17 @@ def test_setting_a_rebinding_variable_is_not_analysable(line: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["read -r IFS", "mapfile -t IFS", "printf -v LD_PRELOAD x", "sleep 1 & wait -n -p PATH"],
+    [
+        "read -r IFS",
+        "mapfile -t IFS",
+        "printf -v LD_PRELOAD x",
+        "sleep 1 & wait -n -p PATH",
+        ": ${PATH:=/tmp/evil}",
+        ": ${HOME=/tmp/evil}",
+        "export -n PATH",
+        "declare +x PATH",
+        "for ((i = 0; i < 3; i++)); do git status; done",  # values are not followed
+    ],
 )
 def test_other_rebinding_names_count_too(line: str) -> None:
     assert verdict(ASK_ANY, line) == "ask"
@@ -171,6 +181,9 @@ ARITHMETIC_INJECTION = [
     "x='a[$(c1)]'; [[ $x -eq 0 ]]",
     "x='a[$(c1)]'; a=(1); : ${a[x]}",
     "x='a[$(c1)]'; s=abc; : ${s:x}",
+    "x='a[$(c1)]'; a[x]=1",
+    "x='a[$(c1)]'; echo \"$((x))\"",
+    "x='a[$(c1)]'; cat <<EOF\n$((x))\nEOF",
     "x='a[$(c1)]'; declare -i z; z=x",
     "x='a[$(c1)]'; y=x; for ((; y; )); do break; done",
 ]
