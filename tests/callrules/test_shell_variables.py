@@ -160,7 +160,14 @@ def test_the_same_forms_on_other_names_stay_analysable(line: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "line", ["read PATH; rm x", "unset PATH && rm -rf /", "for PATH in x; do rm y; done"]
+    "line",
+    [
+        "read PATH; rm x",
+        "unset PATH && rm -rf /",
+        "for PATH in x; do rm y; done",
+        "echo $(( $(rm x) + 1 ))",  # commands inside arithmetic are still found
+        "[[ $(rm w) -eq 1 ]]",
+    ],
 )
 def test_deny_rules_still_judge_such_a_line(line: str) -> None:
     assert verdict(DENY_RM, line) == "deny"
