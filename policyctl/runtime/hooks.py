@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
+
+from .deadline import bounded
 
 log = logging.getLogger("policyctl.runtime")
 
@@ -31,21 +32,6 @@ def own_copy(value: dict[str, Any]) -> dict[str, Any]:
         return dict(value)
     return copy.deepcopy(value)
 
-
-if sys.version_info >= (3, 11):
-
-    async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
-        """`asyncio.wait_for` as Python 3.12 runs it: in the caller's task, no task per call."""
-        async with asyncio.timeout(timeout):
-            return await awaitable
-
-else:  # pragma: no cover - Python 3.10
-
-    async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
-        return await asyncio.wait_for(awaitable, timeout)
-
-
-T = TypeVar("T")
 
 HOOK_FAILED = "Tool call blocked because before_tool_call hook failed"
 HOOK_TIMEOUT = 10.0  # seconds a hook or an observer may take
