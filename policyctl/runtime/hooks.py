@@ -28,9 +28,10 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # exact types: a co
 def own_copy(value: dict[str, Any]) -> dict[str, Any]:
     """A copy nothing done to it can leak from: a new dict when every value is an immutable
     scalar (what deepcopy would give, without its cost), else a deep copy."""
-    if all(type(v) in _IMMUTABLE for v in value.values()):
-        return dict(value)
-    return copy.deepcopy(value)
+    for v in value.values():  # a loop, not all(...): this runs for every hook of every call
+        if type(v) not in _IMMUTABLE:
+            return copy.deepcopy(value)
+    return dict(value)
 
 
 HOOK_FAILED = "Tool call blocked because before_tool_call hook failed"
