@@ -16,7 +16,7 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .deadline import bounded
 
@@ -69,8 +69,7 @@ Hook = Callable[[ToolCallEvent], Awaitable[HookResult]]
 Observer = Callable[[ToolCallEvent, Any], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class HookOutcome:
+class HookOutcome(NamedTuple):  # immutable, and made on every call: a tuple, not a dataclass
     params: dict[str, Any]
     blocked: str | None = None
     approval: str | None = None
