@@ -738,6 +738,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "`rm x`. A deny written this way protects nothing.",
     ),
     (
+        "PC417",
+        W,
+        "shadowing check cut short",
+        "The check for specifiers a deny or ask of the same layer shadows (PC471) compares "
+        "pairs of specifiers on the same command; it stops after a fixed number of comparisons "
+        "so that validate stays within its time budget. The specifiers after that point were "
+        "not checked for shadowing (their rules are enforced as written).",
+    ),
+    (
         "PC471",
         W,
         "specifier shadowed at its layer",
