@@ -11,8 +11,7 @@ case, and which never did.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,7 +30,7 @@ from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
 from .model import StrictModel as _Strict
 from .resolution import Resolution
 from .resolve import resolve
-from .testnames import names_nothing, normal_name, stands_for
+from .testnames import named_policy_path, names_nothing, normal_name, stands_for
 
 if TYPE_CHECKING:
     from .callrules.model import CallDecision
@@ -328,8 +327,13 @@ def run_test_file(
     if max_contexts < 1:
         raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     spec, locations = load_test_file(path)
-    policy_path = os.path.normpath(Path(path).parent / spec.policy)
-    policy = load_policy(policy_path)
+    policy_path = named_policy_path(path, spec.policy, locations.value(("policy",)))
+    try:
+        policy = load_policy(policy_path)
+    except PolicyError as exc:
+        # the named file may be any policy-suffixed file of the tree: its lines are never
+        # quoted from a test run (`policyctl validate` on it quotes them)
+        raise PolicyError([replace(d, quote=False) for d in exc.diagnostics]) from None
     out = FileResult(str(path), policy_path, [])
     if coverage:
         out.entries = [

@@ -21,6 +21,8 @@ inventory:
     github: {tools: [merge_pr]}
 """
 
+CASE = "cases:\n  - name: c\n    context: {provider: openai}\n"
+
 
 def _run(tmp_path: Path, test: str) -> list[tuple[str, bool, list[str]]]:
     (tmp_path / "p.yaml").write_text(POLICY, encoding="utf-8")
@@ -37,14 +39,16 @@ def test_never_on_an_entry_checks_every_tool_it_stands_for(tmp_path: Path, name:
 
 @pytest.mark.parametrize("name", ["group:runtime", "github__*", "bundle-mcp", "exec"])
 def test_denied_on_an_entry_checks_every_tool_it_stands_for(tmp_path: Path, name: str) -> None:
-    case = f'cases:\n  - name: c\n    context: {{provider: openai}}\n    expect: {{denied: ["{name}"]}}\n'
+    case = CASE + f'    expect: {{denied: ["{name}"]}}\n'
     ((_, passed, failures),) = _run(tmp_path, case)
     assert not passed and any("but it is allowed" in f for f in failures), failures
 
 
 @pytest.mark.parametrize("key", ["denied", "allowed", "only"])
 def test_a_misspelt_name_fails_with_a_did_you_mean(tmp_path: Path, key: str) -> None:
-    case = f"cases:\n  - name: c\n    context: {{provider: openai}}\n    expect: {{{key}: [exce]}}\n"
+    case = (
+        f"cases:\n  - name: c\n    context: {{provider: openai}}\n    expect: {{{key}: [exce]}}\n"
+    )
     ((_, passed, failures),) = _run(tmp_path, case)
     assert not passed
     assert any('"exce" names no tool' in f and 'did you mean "exec"' in f for f in failures)
@@ -78,3 +82,67 @@ def test_a_group_whose_tools_are_all_denied_passes(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert [r.passed for r in run_test_file(path).results] == [True, True]
+
+
+# -- the policy a test file names ------------------------------------------------------------
+
+SECRET = "AWS_SECRET_ACCESS_KEY=AKIA_SUPERSECRET"
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["../.env", "../.git-credentials", "../outside/policy.yaml", "{abs}/.env"],
+)
+def test_a_test_file_cannot_name_a_file_outside_its_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], named: str
+) -> None:
+    from policyctl.cli.main import main
+
+    (tmp_path / ".env").write_text(SECRET + "\n", encoding="utf-8")
+    (tmp_path / ".git-credentials").write_text(SECRET + "\n", encoding="utf-8")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "policy.yaml").write_text(SECRET + "\n", encoding="utf-8")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    test = tests / "a.test.yaml"
+    test.write_text(f"policy: {named.format(abs=tmp_path)}\ncases: []\n", encoding="utf-8")
+    for command in (["test", str(test)], ["validate", str(test)]):
+        assert main(command) != 0
+        out = capsys.readouterr()
+        assert "PC113" in out.out + out.err
+        assert "SUPERSECRET" not in out.out + out.err
+
+
+def test_in_a_repository_a_named_file_is_never_quoted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # inside the repository (a CI step may have written a credentials file there) the file
+    # may be named, but a test run never quotes its lines
+    from policyctl.cli.main import main
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "gha-creds.json").write_text(
+        '{"type": "service_account",\n "private_key": "SUPERSECRET"}\n', encoding="utf-8"
+    )
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    test = tests / "a.test.yaml"
+    test.write_text("policy: ../gha-creds.json\ncases: []\n", encoding="utf-8")
+    assert main(["test", str(test)]) == 2
+    out = capsys.readouterr()
+    assert "PC201" in out.err and "SUPERSECRET" not in out.out + out.err
+
+
+def test_a_policy_up_the_repository_tree_is_still_found(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "p.yaml").write_text(POLICY, encoding="utf-8")
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    test = tests / "p.test.yaml"
+    test.write_text(
+        "policy: ../policies/p.yaml\ncases:\n  - name: c\n    context: {provider: openai}\n"
+        "    expect: {allowed: [exec]}\n",
+        encoding="utf-8",
+    )
+    assert [r.passed for r in run_test_file(test).results] == [True]
