@@ -470,6 +470,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "has, so the rule would silently apply to nobody.",
     ),
     (
+        "PC322",
+        E,
+        "ambiguous MCP server name",
+        "MCP tools are named `<server>__<tool>` and a server's tools are matched by "
+        "`<server>__*`. A server name holding `__` (`ops__admin`) or ending in `_` has tools "
+        "that another server's glob (`ops__*`) also matches, and two servers can produce the "
+        "same tool name. Rename the server; the runtime refuses such a server too.",
+    ),
+    (
         "PC401",
         W,
         "unknown allow entries",
