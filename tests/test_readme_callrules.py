@@ -145,7 +145,7 @@ def test_the_test_file_snippet_and_the_failure_text(
     shutil.copy(EXAMPLES / "team.yaml", tmp_path / "team.yaml")  # `policy:` is confined
     test = tmp_path / "t.test.yaml"
     test.write_text(
-        "policy: team.yaml\ncases:\n  - name: rm\n    context: {{agent: coder}}\n"
+        "policy: team.yaml\ncases:\n  - name: rm\n    context: {agent: coder}\n"
         "    calls: [{tool: exec, args: {command: rm -rf build}, expect: allow}]\n",
         encoding="utf-8",
     )
