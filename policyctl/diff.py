@@ -174,10 +174,16 @@ def diff_policies(
         from .calldiff import DecisionDiff, RuleDiff
 
         rule_diff, decision_diff = RuleDiff(), DecisionDiff(calls or ())
+    # the tools a runtime may connect that neither file declares (probes.py): a change that
+    # only concerns them must not compare as "no change"
+    from .probes import probe_tools, with_probes
+
+    probes = probe_tools((old, new))
+    old_tools, new_tools = with_probes(old, probes), with_probes(new, probes)
     for label, cell in cells.items():
         context = rooted(cell.context)
-        before = resolve(old, context, require_tools=False)
-        after = resolve(new, context, require_tools=False)
+        before = resolve(old, context, old_tools, require_tools=False)
+        after = resolve(new, context, new_tools, require_tools=False)
         if with_calls:
             rule_diff.add(label, before, after)
             decision_diff.add(label, before, after)
