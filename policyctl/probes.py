@@ -3,15 +3,13 @@
 `diff` compares two policies over contexts and an inventory. Plugin and MCP tools are mostly
 connected at run time, so a change that only concerns them (`deny: [bundle-mcp,
 group:plugins]` dropped, `github__*` allowed) would compare as "no change" over the declared
-inventory alone. Both policies are therefore also resolved with one stand-in per kind of tool
-their entries can name: any plugin tool, any MCP tool, a tool of each MCP server glob and of
-each other glob, and a tool of each plugin id a literal entry may be. A stand-in is named for
-what it stands for (`github__any`, `shelly-tool`), so a gain reads as "every tool of ...".
+inventory alone. Both policies are therefore also resolved with stand-ins: any plugin tool, any
+MCP tool, and for each entry that differs between the two files and names no core or declared
+tool, a tool of its MCP server glob or other glob, or of the plugin id a literal may be. A
+stand-in is named for what it stands for (`github__any`, `shelly-tool`).
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 from .callchecks import layer_policies
 from .compile import CompiledPolicy
@@ -23,28 +21,41 @@ ANY_PLUGIN_TOOL = Tool("any-plugin-tool", "any-plugin")
 ANY_MCP_TOOL = Tool("any-server__any-tool", MCP_PLUGIN_ID)
 
 
-def _entry_texts(policy: CompiledPolicy) -> set[str]:
-    texts: set[str] = set()
+#: stand-ins beyond the two anonymous ones: more (a change touching thousands of plugin ids)
+#: and the comparison counts as sampled, which `--fail-on-widen` does not accept as a pass
+MAX_PROBES = 256
+
+
+def _entries(policy: CompiledPolicy) -> set[tuple[str, str, str]]:
+    """(scope, list, text) of every entry a layer of the policy applies."""
+    out: set[tuple[str, str, str]] = set()
     for lp in layer_policies(policy, calls_only=False):
-        for entries in (lp.allow, lp.deny):
+        for kind, entries in (("allow", lp.allow), ("deny", lp.deny)):
             if entries is not None:
-                texts.update(e.text for e in entries.entries)
-    return texts
+                out.update((lp.scope, kind, e.text) for e in entries.entries)
+    return out
 
 
-def probe_tools(policies: Iterable[CompiledPolicy]) -> tuple[Tool, ...]:
-    """The stand-ins for the entries of `policies` that name no core or declared tool."""
-    policies = list(policies)
+def probe_tools(old: CompiledPolicy, new: CompiledPolicy) -> tuple[tuple[Tool, ...], bool]:
+    """The stand-ins for the entries that differ between `old` and `new` and name no core
+    or declared tool, and whether there were more than MAX_PROBES of them.
+
+    An entry written the same way in the same list of both files treats its tools as it
+    treats any other plugin or MCP tool, which the two anonymous stand-ins already meet."""
     known: set[str] = set()
-    texts: set[str] = set()
-    for policy in policies:
+    for policy in (old, new):
         cat = policy.catalog
         known |= set(cat.tool_ids) | set(cat.aliases) | set(cat.groups) | set(cat.covers)
         known |= {t.name for t in policy.default_inventory.tools}
         known |= {t.plugin_id for t in policy.default_inventory.tools if t.plugin_id}
-        texts |= _entry_texts(policy)
-    out = [ANY_PLUGIN_TOOL, ANY_MCP_TOOL]
-    for text in sorted(texts - known):
+    before, after = _entries(old), _entries(new)
+    # a deny dropped or an allow added can widen: those are stood in for first
+    widening = {t for _, kind, t in before - after if kind == "deny"}
+    widening |= {t for _, kind, t in after - before if kind == "allow"}
+    changed = {text for _, _, text in before ^ after}
+    ordered = [*sorted(widening - known), *sorted(changed - widening - known)]
+    out: list[Tool] = []
+    for text in ordered:
         if not text or text == "*" or "(" in text or text.startswith(GROUP_PREFIX):
             continue  # `*` and groups are met by the two anonymous tools and the catalog's
         if text == MCP_PLUGIN_ID:
@@ -54,7 +65,9 @@ def probe_tools(policies: Iterable[CompiledPolicy]) -> tuple[Tool, ...]:
             out.append(Tool(name, MCP_PLUGIN_ID if "__" in name else "any-plugin"))
         else:
             out.append(Tool(f"{text}-tool", text))  # every tool of a plugin with that id
-    return tuple(dict.fromkeys(out))
+    unique = list(dict.fromkeys(out))
+    capped = len(unique) > MAX_PROBES
+    return (ANY_PLUGIN_TOOL, ANY_MCP_TOOL, *unique[:MAX_PROBES]), capped
 
 
 def with_probes(policy: CompiledPolicy, probes: tuple[Tool, ...]) -> Inventory:

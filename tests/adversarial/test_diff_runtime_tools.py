@@ -58,3 +58,20 @@ def test_the_same_policy_compares_equal(tmp_path: Path) -> None:
     assert (
         main(["diff", str(tmp_path / "p.yaml"), str(tmp_path / "p.yaml"), "--fail-on-widen"]) == 0
     )
+
+
+def test_more_changed_plugin_entries_than_stand_ins_is_inconclusive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policyctl import probes
+
+    monkeypatch.setattr(probes, "MAX_PROBES", 2)
+    write = tmp_path.joinpath
+    write("old.yaml").write_text(FULL + "  deny: [p1, p2, p3]\n", encoding="utf-8")
+    write("new.yaml").write_text(FULL + "  deny: [p1, p2, p3, q1, q2, q3]\n", encoding="utf-8")
+    args = ["diff", str(write("old.yaml")), str(write("new.yaml")), "--fail-on-widen"]
+    assert main(args) == 1  # three changed entries, two stand-ins: not a pass
+    assert main([*args, "--allow-sampled"]) == 0
+    # a dropped deny is stood in for first, whatever its name: found despite the cap
+    write("new.yaml").write_text(FULL + "  deny: [a1, a2, a3]\n", encoding="utf-8")
+    assert main([*args, "--allow-sampled"]) == 1
