@@ -573,12 +573,13 @@ def compile_document(
     channels = c.channels()
     declared = c.declared_tools()
     session = doc.session
-    own_kind = own_session_kind(session.main_key) if session and session.main_key else None
+    main_key = session.main_key if session else None
+    own_kind = own_session_kind(main_key) if main_key else None
     if own_kind is not None:
         c.problems.append(
             Diagnostic.make(
                 "PC362",
-                f'session.mainKey "{session.main_key}" is a {own_kind} session key: that session '
+                f'session.mainKey "{main_key}" is a {own_kind} session key: that session '
                 "has its own key and is never the main session",
                 index.value(("session", "mainKey")),
                 "session.mainKey",

@@ -97,8 +97,10 @@ def _contexts() -> list[RunContext]:
     out = []
     for agent, where, account, sender, model in itertools.product(
         ("coder", "main"),
-        ("slack:group:C1", "slack:group:C1:topic:5", "slack:group:C9", "subagent:x", "main")
-        + ("work", "global"),
+        (
+            *("slack:group:C1", "slack:group:C1:topic:5", "slack:group:C9", "subagent:x"),
+            *("main", "work", "global"),
+        ),
         (None, "acme"),
         (Sender(id="42", username="ada"), Sender(id="7")),
         ("gpt-5.4", None),

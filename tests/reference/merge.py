@@ -53,9 +53,9 @@ def loosened(base: dict[str, Any], child: dict[str, Any]) -> list[str]:
     agents = list(_at(out, "agents", "entries") or {})
     was, now = _modes(base, agents), _modes(out, agents)
     codes = []
-    if any(MODES.index(now[a]) < MODES.index(was[a]) for a in now):
-        codes.append("PC359")
-    elif _main(base) != _main(out) and any(was[a] == now[a] == "non-main" for a in now):
+    looser_mode = any(MODES.index(now[a]) < MODES.index(was[a]) for a in now)
+    moved_main = _main(base) != _main(out) and any(was[a] == now[a] == "non-main" for a in now)
+    if looser_mode or moved_main:
         codes.append("PC359")
     depth = _at(out, "agents", "defaults", "subagents", "maxSpawnDepth") or 1
     if depth > (_at(base, "agents", "defaults", "subagents", "maxSpawnDepth") or 1):
