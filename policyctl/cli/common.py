@@ -183,7 +183,6 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
 
 
 def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> list[Tool] | None:
-    from ..inventory import Tool
 
     tools: list[Tool] | None = None
     if args.tool_inventory:
@@ -213,14 +212,24 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
                     '{"name": str, "pluginId": str?, "optional": bool?}'
                 )
             tools.append(
-                Tool(item["name"], item.get("pluginId"), bool(item.get("optional", False)))
+                _listed_tool(item["name"], item.get("pluginId"), bool(item.get("optional", False)))
             )
     if args.extra_tools:
         tools = tools if tools is not None else policy.default_tools()
         for spec in args.extra_tools:
             name, _, plugin = spec.partition("@")
-            tools.append(Tool(name, plugin or None))
+            tools.append(_listed_tool(name, plugin or None, False))
     return tools
+
+
+def _listed_tool(name: str, plugin_id: Any, optional: bool) -> Tool:
+    """A tool the operator lists for the run: `bundle-mcp` there is the operator describing
+    the host's MCP tools (`Tool.mcp`), as a host bridging MCP servers does."""
+    from ..inventory import Tool, marks_mcp
+
+    if marks_mcp(plugin_id):
+        return Tool.mcp(name, optional)
+    return Tool(name, plugin_id, optional)
 
 
 def report_failure(exc: PolicyError, headline: str) -> None:
