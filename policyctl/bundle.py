@@ -33,7 +33,7 @@ from .loader import LoadedDocument, parse_text, read_text
 from .located import LocationIndex, flatten
 from .model import PolicyDocument, StrictModel
 from .schema_errors import diagnostics_from_validation
-from .settings import bundle_key_file, default_limits
+from .settings import Limits, bundle_key_file, default_limits
 
 FORMAT = "policyctl-bundle/1"
 
@@ -147,23 +147,37 @@ class BundleFile(StrictModel):
     signature: str | None = None
 
 
+def bundle_limits() -> Limits:
+    """A bundle carries the location of every value: it may be larger than a policy file."""
+    base = default_limits()
+    return replace(base, max_file_bytes=base.max_file_bytes * 8, max_nodes=base.max_nodes * 8)
+
+
+def read_bundle(path: str | Path) -> tuple[str, dict[str, Any], LocationIndex]:
+    """A bundle file's text, data and value locations, read as policy files are (a regular
+    file, a hard byte cap: PC112, PC106) and parsed with the node and depth caps. Every
+    command that reads a bundle reads it here (`load_bundle`, `compile --check`)."""
+    shown = str(path)
+    limits = bundle_limits()
+    text = read_text(Path(path), limits, shown)
+    try:
+        located = parse_text(text, shown, "json", limits)
+    except PolicyError as exc:
+        first = exc.diagnostics[0]
+        raise _bundle_error(shown, f"not a bundle: {first.message}", first.source) from None
+    data, index = flatten(located)
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _bundle_error(shown, f"not a {FORMAT} file", index.value(("format",)))
+    return text, data, index
+
+
 def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
     """Load a bundle written by `policyctl compile`, verifying before use: its shape (located
     errors), its format, both hashes and, when a key is given or configured
     (POLICYCTL_BUNDLE_KEY_FILE), its signature, which is then required."""
     shown = str(path)
     key = key if key is not None else configured_key()
-    # a bundle carries the location of every value: allow it more than a policy file
-    base = default_limits()
-    limits = replace(base, max_file_bytes=base.max_file_bytes * 8, max_nodes=base.max_nodes * 8)
-    text = read_text(Path(path), limits, shown)
-    try:
-        located = parse_text(text, shown, "json", limits)
-    except PolicyError as exc:
-        raise _bundle_error(shown, f"not a bundle: {exc.diagnostics[0].message}") from None
-    data, index = flatten(located)
-    if data.get("format") != FORMAT:
-        raise _bundle_error(shown, f"not a {FORMAT} file", index.value(("format",)))
+    text, data, index = read_bundle(path)
     try:
         bundle = BundleFile.model_validate_json(text)
     except ValidationError as exc:
