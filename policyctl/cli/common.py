@@ -188,14 +188,20 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
     if args.tool_inventory:
         from pathlib import Path
 
-        from ..files import read_capped
+        from ..diagnostics import PolicyError
+        from ..jsonpos import parse_json
+        from ..loader import read_text
+        from ..located import flatten
         from ..settings import default_limits
 
-        try:  # a regular file, read with the policy byte cap (never a FIFO or a device)
-            data = read_capped(Path(args.tool_inventory), default_limits().max_file_bytes)
-            raw = json.loads(data.decode("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{args.tool_inventory}: {exc}") from None
+        # read and parsed as a JSON policy file is: a regular file, the byte cap, the node
+        # and depth caps (a deep list was a RecursionError), located diagnostics
+        name = args.tool_inventory
+        limits = default_limits()
+        try:
+            raw, _ = flatten(parse_json(read_text(Path(name), limits, name), name, limits))
+        except PolicyError as exc:
+            raise UsageError(str(exc.diagnostics[0])) from None
         if not isinstance(raw, list):
             raise UsageError(f"{args.tool_inventory}: expected a JSON list of tools")
         tools = []
