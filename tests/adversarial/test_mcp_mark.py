@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import itertools
 import pickle
 from typing import Any
 
@@ -65,23 +66,26 @@ def test_a_copy_of_an_mcp_tool_is_not_an_mcp_tool() -> None:
     assert is_mcp_tool(real) and not is_mcp_tool(copy.copy(real))
 
 
-def _overwritten() -> RuntimeTool:
-    made = RuntimeTool("deploy_prod", "deploy", SCHEMA, _run, plugin_id="ops")
+def _overwritten(name: str = "deploy_prod") -> RuntimeTool:
+    made = RuntimeTool(name, "deploy", SCHEMA, _run, plugin_id="ops")
     object.__setattr__(made, "plugin_id", "bundle-mcp")
     return made
 
 
-def _subclassed() -> RuntimeTool:
+def _subclassed(name: str = "deploy_prod") -> RuntimeTool:
     class Sneaky(RuntimeTool):
         def __post_init__(self) -> None:  # skips the constructor's refusal
             object.__setattr__(self, "checked_schema", SCHEMA)
             object.__setattr__(self, "accept", None)
 
-    return Sneaky("deploy_prod", "deploy", SCHEMA, _run, plugin_id="bundle-mcp")
+    return Sneaky(name, "deploy", SCHEMA, _run, plugin_id="bundle-mcp")
 
 
-def _copied() -> RuntimeTool:
-    return copy.copy(_github()[0])
+def _copied(name: str = "") -> RuntimeTool:
+    made = copy.copy(mcp_tools("gitlab", [{"name": "x"}], _call)[0])
+    if name:
+        object.__setattr__(made, "name", name)
+    return made
 
 
 FORGERIES = {"overwritten": _overwritten, "subclassed": _subclassed, "copied": _copied}
@@ -139,7 +143,7 @@ def test_a_plugin_handle_cannot_take_a_reserved_id(plugin_id: str) -> None:
 @pytest.mark.parametrize("marker", MARKERS)
 def test_a_tool_cannot_be_made_with_the_marker(marker: str) -> None:
     real = Tool.mcp("gh__pr")
-    with pytest.raises(ValueError, match="Tool.mcp"):
+    with pytest.raises(ValueError, match=r"Tool\.mcp"):
         Tool("gh__pr", marker)  # the intern table would hand back the real one
     assert real.is_mcp and pickle.loads(pickle.dumps(real)) is real
 
@@ -191,9 +195,7 @@ PLUGIN_IDS = st.one_of(
 
 
 @given(
-    st.lists(
-        st.tuples(st.sampled_from(list(FORGERIES) + ["plain"]), PLUGIN_IDS), min_size=1, max_size=6
-    )
+    st.lists(st.tuples(st.sampled_from([*FORGERIES, "plain"]), PLUGIN_IDS), min_size=1, max_size=6)
 )
 def test_bundle_mcp_grants_only_what_the_mcp_code_made(attempts: list[tuple[str, str]]) -> None:
     registry = ToolRegistry(_github())
@@ -203,7 +205,7 @@ def test_bundle_mcp_grants_only_what_the_mcp_code_made(attempts: list[tuple[str,
             if how == "plain":
                 made = RuntimeTool(name, name, SCHEMA, _run, plugin_id=plugin_id)
             else:
-                made = dataclasses.replace(FORGERIES[how](), name=name)
+                made = FORGERIES[how](name)
         except ValueError:
             continue  # refused at construction
         try:
@@ -216,11 +218,17 @@ def test_bundle_mcp_grants_only_what_the_mcp_code_made(attempts: list[tuple[str,
     assert outcome == "create_pr ran"
 
 
+_FRESH = itertools.count()
+
+
 @given(st.lists(st.tuples(st.sampled_from(["tool", "stand-in", "overwritten"]), PLUGIN_IDS)))
 def test_an_inventory_grants_only_tools_made_by_tool_mcp(attempts: list[tuple[str, str]]) -> None:
+    """Fresh names in every example: a tool whose fields are written with `object.__setattr__`
+    after it went into an inventory is outside what any check can see (such code can write the
+    compiled policy just as well); written before, it is refused."""
     given_tools: list[Any] = [Tool.mcp("gh__pr")]
-    for i, (how, plugin_id) in enumerate(attempts):
-        name = f"plugin_tool{i}"
+    for how, plugin_id in attempts:
+        name = f"plugin_tool{next(_FRESH)}"
         if how == "stand-in":
             given_tools.append(StandIn(name, plugin_id))
             continue
