@@ -52,6 +52,7 @@ def test_read_file_of_a_huge_sparse_file_reads_only_what_it_shows(tmp_path: Path
 def test_edit_file_refuses_a_file_too_large_to_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    assert file_tools.MAX_EDIT_BYTES == 32 * 1024 * 1024  # as the README says
     monkeypatch.setattr(file_tools, "MAX_EDIT_BYTES", 1000)
     (tmp_path / "big.txt").write_text("x" * 1001)
     with pytest.raises(ValueError, match="too large to edit"):

@@ -13,6 +13,7 @@ import asyncio
 import copy
 import dataclasses
 import itertools
+import json
 import pickle
 from typing import Any
 
@@ -176,14 +177,18 @@ def test_an_inventory_drops_a_forged_marker(forged: str) -> None:
         Inventory((Tool("read"), fake))  # made directly, bypassing build
 
 
-def test_the_cli_inventory_still_describes_mcp_tools(tmp_path: Any) -> None:
+def test_the_cli_inventory_still_describes_mcp_tools(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
     from policyctl.cli.main import main
 
     listing = tmp_path / "tools.json"
     listing.write_text('["read", {"name": "gh__pr", "pluginId": "Bundle-MCP"}]')
     policy = tmp_path / "p.yaml"
     policy.write_text(POLICY)
-    assert main(["resolve", str(policy), "--tool-inventory", str(listing)]) == 0
+    given = ["resolve", str(policy), "--format", "json", "--tool-inventory", str(listing)]
+    assert main([*given, "--add-tool", "jira__x@bundle-mcp"]) == 0
+    assert json.loads(capsys.readouterr().out)["allowed"] == ["read", "gh__pr", "jira__x"]
 
 
 # -- the class: whatever a plugin does, the entry grants only real MCP tools -------------------
