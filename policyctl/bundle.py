@@ -25,17 +25,16 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from .api import validate_document
+from .bundleread import FORMAT, bundle_error, read_bundle
 from .catalog import catalog_from_definition
 from .compile import CompiledPolicy, compile_document
 from .diagnostics import CODES, Diagnostic, PolicyError, Source
 from .files import read_capped
-from .loader import LoadedDocument, parse_text, read_text
-from .located import LocationIndex, flatten
+from .loader import LoadedDocument
+from .located import LocationIndex
 from .model import PolicyDocument, StrictModel
 from .schema_errors import diagnostics_from_validation
-from .settings import Limits, bundle_key_file, default_limits
-
-FORMAT = "policyctl-bundle/1"
+from .settings import bundle_key_file
 
 
 def _relative(file: str, base: Path) -> str:
@@ -121,10 +120,6 @@ def configured_key() -> bytes | None:
     return read_key(path) if path else None
 
 
-def _bundle_error(path: str, message: str, src: Source | None = None) -> PolicyError:
-    return PolicyError([Diagnostic.make("PC416", message, src or Source(path, 1, 1))])
-
-
 Row = tuple[list[str | int], str, int, int]
 
 
@@ -147,45 +142,30 @@ class BundleFile(StrictModel):
     signature: str | None = None
 
 
-def bundle_limits() -> Limits:
-    """A bundle carries the location of every value: it may be larger than a policy file."""
-    base = default_limits()
-    return replace(base, max_file_bytes=base.max_file_bytes * 8, max_nodes=base.max_nodes * 8)
-
-
-def read_bundle(path: str | Path) -> tuple[str, dict[str, Any], LocationIndex]:
-    """A bundle file's text, data and value locations, read as policy files are (a regular
-    file, a hard byte cap: PC112, PC106) and parsed with the node and depth caps. Every
-    command that reads a bundle reads it here (`load_bundle`, `compile --check`)."""
-    shown = str(path)
-    limits = bundle_limits()
-    text = read_text(Path(path), limits, shown)
-    try:
-        located = parse_text(text, shown, "json", limits)
-    except PolicyError as exc:
-        first = exc.diagnostics[0]
-        raise _bundle_error(shown, f"not a bundle: {first.message}", first.source) from None
-    data, index = flatten(located)
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise _bundle_error(shown, f"not a {FORMAT} file", index.value(("format",)))
-    return text, data, index
-
-
 def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
     """Load a bundle written by `policyctl compile`, verifying before use: its shape (located
     errors), its format, both hashes and, when a key is given or configured
     (POLICYCTL_BUNDLE_KEY_FILE), its signature, which is then required."""
     shown = str(path)
     key = key if key is not None else configured_key()
-    text, data, index = read_bundle(path)
+    text, data, locate = read_bundle(path)
     try:
         bundle = BundleFile.model_validate_json(text)
     except ValidationError as exc:
         found = diagnostics_from_validation(
-            exc, index, code_for_extra="PC416", model=BundleFile, data=data
+            exc, locate(), code_for_extra="PC416", model=BundleFile, data=data
         )
+        first_line = Source(shown, 1, 1)  # a bundle too large to locate values in
         raise PolicyError(
-            [replace(d, code="PC416", severity=CODES["PC416"].severity) for d in found]
+            [
+                replace(
+                    d,
+                    code="PC416",
+                    severity=CODES["PC416"].severity,
+                    source=d.source or first_line,
+                )
+                for d in found
+            ]
         ) from None
     _verify(shown, data, bundle, key)
     table = LocationIndex()
@@ -200,9 +180,9 @@ def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
         catalog = catalog_from_definition(definition)
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"]
-        raise _bundle_error(shown, f"the bundle's catalog is invalid: {problem}") from None
+        raise bundle_error(shown, f"the bundle's catalog is invalid: {problem}") from None
     except (LookupError, TypeError, ValueError) as exc:  # a definition no compile wrote
-        raise _bundle_error(shown, f"the bundle's catalog is invalid: {exc!r}") from None
+        raise bundle_error(shown, f"the bundle's catalog is invalid: {exc!r}") from None
     loaded = LoadedDocument(bundle.document, table, bundle.root, tuple(bundle.files))
     return compile_document(validate_document(loaded), table, catalog, loaded.root, loaded.files)
 
@@ -210,14 +190,14 @@ def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
 def _verify(shown: str, data: dict[str, Any], bundle: BundleFile, key: bytes | None) -> None:
     body = {k: v for k, v in data.items() if k not in ("contentHash", "signature")}
     if bundle.content_hash != _sha256(body):
-        raise _bundle_error(
+        raise bundle_error(
             shown,
             "content hash does not match: the bundle was modified; "
             "recompile it with `policyctl compile`",
         )
     semantic = {"format": FORMAT, "catalog": bundle.catalog, "document": bundle.document}
     if bundle.hash != _sha256(semantic):
-        raise _bundle_error(
+        raise bundle_error(
             shown,
             "policy hash does not match the catalog and document: the bundle was modified; "
             "recompile it with `policyctl compile`",
