@@ -124,24 +124,34 @@ def _no_constant(name: str) -> Any:
 
 def _check(data: Any, limits: Limits, strings: bool) -> str | None:
     """The located reader's depth and node caps (counted as it counts them) and, when the
-    text escapes a surrogate, its refusal of lone surrogates."""
-    nodes = 0
-    stack: list[tuple[Any, int]] = [(data, 0)]
+    text escapes a surrogate, its refusal of lone surrogates. Only containers are stacked: a
+    list of sixteen million numbers is counted, not copied."""
+    if not isinstance(data, dict | list):
+        return _lone_surrogate(data) if strings else None
+    nodes = 1
+    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(data, 1)]
     while stack:
         node, depth = stack.pop()
-        nodes += 1
+        if depth > limits.max_depth:
+            return f"nesting deeper than {limits.max_depth} levels"
+        nodes += len(node)
         if nodes > limits.max_nodes:
             return f"more than {limits.max_nodes} nodes"
         if isinstance(node, dict):
-            if depth + 1 > limits.max_depth:
-                return f"nesting deeper than {limits.max_depth} levels"
             if strings and any(_SURROGATE.search(k) for k in node):
                 return "a key holds a lone UTF-16 surrogate, which is not a character"
-            stack.extend((v, depth + 1) for v in node.values())
-        elif isinstance(node, list):
-            if depth + 1 > limits.max_depth:
-                return f"nesting deeper than {limits.max_depth} levels"
-            stack.extend((v, depth + 1) for v in node)
-        elif strings and isinstance(node, str) and _SURROGATE.search(node):
-            return "a string holds a lone UTF-16 surrogate, which is not a character"
+            children: Any = node.values()
+        else:
+            children = node
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif strings and (problem := _lone_surrogate(child)):
+                return problem
+    return None
+
+
+def _lone_surrogate(value: Any) -> str | None:
+    if isinstance(value, str) and _SURROGATE.search(value):
+        return "a string holds a lone UTF-16 surrogate, which is not a character"
     return None
