@@ -431,6 +431,16 @@ CODES: dict[str, CodeInfo] = _codes(
         "different runs, and a reviewer reads them as one. Rename one of them.",
     ),
     (
+        "PC313",
+        E,
+        "forged MCP marker",
+        "A tool carries the plugin id `bundle-mcp` (in any case or spacing) without having been "
+        "made as an MCP tool, so every `bundle-mcp` entry would grant it. Only the runtime's MCP "
+        "code (`policyctl.runtime.mcp.mcp_tools`) and `Tool.mcp` (a host bridging MCP servers) "
+        "make such tools; any other is refused by the tool registry and dropped from a runtime "
+        "inventory. Give a plugin's tools the plugin's own id.",
+    ),
+    (
         "PC380",
         E,
         "duplicate byProvider key",
