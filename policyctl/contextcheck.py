@@ -48,7 +48,8 @@ def unknown_context_values(policy: CompiledPolicy, eff: EffectiveContext) -> tup
 
 
 def _check(policy: CompiledPolicy, eff: EffectiveContext) -> Iterator[Diagnostic]:
-    from .matrix import group_map, provider_keys, sender_tables
+    # from compiled, not matrix: a resolve must not import the matrix to check its context
+    from .compiled import group_map, provider_keys, sender_tables
 
     if eff.agent is not None and policy.agents and eff.agent not in policy.agents:
         known = sorted(policy.agents)
