@@ -1,9 +1,10 @@
-"""The `policyctl` command validates policies without third-party pydantic plugins.
+"""What the `policyctl` process does that an in-process call of `main` does not.
 
-A pydantic plugin is code from any installed distribution (entry point group `pydantic`)
-that pydantic hands every model it builds: it could observe or alter how a policy is
-validated. The fixture installs one that leaves a mark when pydantic loads it; the control
-run shows pydantic does load it in a plain process, the command runs show policyctl's do not.
+It validates policies without third-party pydantic plugins: a pydantic plugin is code from
+any installed distribution (entry point group `pydantic`) that pydantic hands every model it
+builds, so it could observe or alter how a policy is validated. The fixture installs one that
+leaves a mark when pydantic loads it; the control run shows pydantic does load it in a plain
+process, the command runs show policyctl's do not. And it ends without a final collection.
 """
 
 from __future__ import annotations
@@ -74,3 +75,37 @@ def test_in_process_callers_keep_their_pydantic() -> None:
 
     refuse_pydantic_plugins()
     assert sys.modules["pydantic.plugin._loader"] is loader
+
+
+_EXIT_PROBE = """
+import atexit, gc, sys
+atexit.register(lambda: print("collector", gc.isenabled(), gc.get_freeze_count() > 0))
+sys.argv = ["policyctl", *sys.argv[1:]]
+from policyctl.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["resolve", "examples/team.yaml", "--agent", "coder"], 0),
+        (["resolve", "examples/no-such-file.yaml"], 2),
+        (["--version"], 0),
+    ],
+)
+def test_the_process_ends_with_the_commands_code_and_no_collection(
+    argv: list[str], code: int
+) -> None:
+    """The collector stays paused from the first import to the exit, and the process's
+    objects are frozen first, so the interpreter's final collections skip them."""
+    env = dict(os.environ, NO_COLOR="1")
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXIT_PROBE, *argv],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "collector False True"
