@@ -271,6 +271,7 @@ _LEAVES = frozenset(
         "regex",
     }
 )
+_UNQUOTED = ("word", "concatenation")
 #: characters that make a word's value differ from its text
 _EXPANDS = re.compile(r"[$`\\'\"]")
 _UNESCAPED_SPACE = re.compile(r"(?<!\\)\s")
@@ -513,7 +514,8 @@ class _Walker:
             self.items.append(Problem(problem, self.text(node)))
 
     def name_test(self, node: Node) -> str | None:
-        """`[[ -v NAME ]]`, `[[ -R NAME ]]`: bash evaluates NAME's subscript."""
+        """`[[ -v NAME ]]` (and `[ -v NAME ]`, which the grammar reads alike): bash evaluates
+        NAME's subscript."""
         operator = node.child_by_field_name("operator")
         if operator is None or self.text(operator) not in NAME_TESTS:
             return None
@@ -522,7 +524,7 @@ class _Walker:
             return None
         name = word_value(operand, self.source)
         raw = self.text(operand)
-        if name is None and operand.kind_id in self.kinds.word and not _EXPANDS.search(raw):
+        if name is None and operand.type in _UNQUOTED and not _EXPANDS.search(raw):
             name = raw  # `[[ -v a[@] ]]`: `[[` does not glob
         problem = name_problem(name)
         return f"{self.text(operator)}: {problem}" if problem else None

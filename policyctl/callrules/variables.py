@@ -23,7 +23,7 @@ array subscripts, `[[ a -eq b ]]`, `${s:offset}`, assignments to a `declare -i` 
 evaluates a variable's value as an expression, which can assign (`x=PATH=1; : $((x))`) and run
 commands (`x='a[$(rm -rf ~)]'; : $((x))`): arithmetic over anything but numbers cannot be
 analysed. So is a subscript in a variable *name* given to a builtin: `test -v NAME` (`[`,
-`[[ -v ]]`, `-R`), `printf -v NAME`, `read NAME`, `declare`/`typeset`/`local NAME`, `unset NAME`
+`[[ -v ]]`), `printf -v NAME`, `read NAME`, `declare`/`typeset`/`local NAME`, `unset NAME`
 and a nameref's target evaluate `a[$(rm -rf ~)]`'s subscript, and so running its command; a
 name that is an expansion there (`test -v "$v"`) cannot be analysed either.
 """
@@ -228,12 +228,12 @@ def _first(prefix: str, problems: Iterable[str | None]) -> str | None:
     return prefix + problem if problem else None
 
 
-#: `test -v NAME` (a variable is set), `test -R NAME` (a nameref): NAME's subscript is evaluated
-NAME_TESTS = frozenset({"-v", "-R"})
+#: `test -v NAME` (a variable is set): NAME's subscript is evaluated (`-R` does not)
+NAME_TESTS = frozenset({"-v"})
 
 
 def test_problem(args: Words) -> str | None:
-    """`test`/`[` arguments: a `-v`/`-R` operand that cannot be analysed (`name_problem`), or
+    """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or
     an operator that is an expansion in the two-argument form (`test $op "$v"` could be `-v`)."""
     while args[:1] == ("!",):
         args = args[1:]
