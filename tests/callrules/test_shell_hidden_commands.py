@@ -62,7 +62,8 @@ IN_PROCESS = [
 #: each line makes a child process run `mkdir ran` (rbash forbids `> ran`)
 CHILD = [
     "env 'BASH_FUNC_ls%%=() { mkdir ran; }' bash -c ls",
-    "env -i PATH=\"$PATH\" 'BASH_FUNC_ls%%=() { mkdir ran; }' bash -c ls",
+    "env -u HOME 'BASH_FUNC_ls%%=() { mkdir ran; }' bash -c ls",
+    "env X=1 'BASH_FUNC_git%%=() { mkdir ran; }' bash -c 'git status'",
     "echo 'mkdir ran' | xargs -I{} sh -c {}",
     "echo 'mkdir ran' | xargs -I {} sh -c {}",
     "echo 'mkdir ran' | xargs -i sh -c {}",
@@ -70,7 +71,6 @@ CHILD = [
     "echo 'mkdir ran' | xargs --replace=X sh -c X",
     "echo 'mkdir ran' | xargs -Ix sh -c x",
     "echo 'mkdir ran' | xargs -Ix sh -c 'x'",
-    "echo 'mkdir ran' | xargs -I{} bash -c 'eval {}'",
     "rbash -c 'mkdir ran'",
 ]
 
@@ -97,12 +97,6 @@ ANALYSABLE = [
 ]
 
 
-def test_each_in_process_line_hides_c1_from_the_commands_found() -> None:
-    for line in IN_PROCESS:
-        found = {basename(c.words[0]) for c in analyse(line).commands if c.words and c.words[0]}
-        assert "c1" not in found, line
-
-
 @pytest.mark.parametrize(
     "line", IN_PROCESS + [line.replace("mkdir ran", "c1") for line in CHILD if "rbash" not in line]
 )
@@ -121,12 +115,8 @@ def test_the_same_forms_without_a_hidden_command_stay_analysable(line: str) -> N
 @pytest.mark.parametrize(
     "line",
     [
-        'test -v "a[$(rm x)]"',  # the substitution's command is still found
-        "env 'BASH_FUNC_ls%%=() { :; }' rm -rf x",
-        "echo x | xargs -I{} rm {}",
+        "env 'BASH_FUNC_ls%%=() { :; }' rm -rf x",  # rm was never decided
         "rbash -c 'rm -rf x'",
-        "fish -c 'echo hi'; rm -rf x",
-        "tcsh -c 'echo hi'; rm y",
     ],
 )
 def test_deny_rules_still_judge_such_a_line(line: str) -> None:
@@ -157,7 +147,8 @@ def test_other_bash_like_shells_are_transparent(shell: str) -> None:
 @pytest.mark.skipif(not Path(BASH).exists(), reason="needs bash")
 @pytest.mark.parametrize("line", IN_PROCESS)
 def test_bash_runs_the_hidden_command(line: str, tmp_path: Path) -> None:
-    assert "c1" in commands_bash_runs(line, tmp_path)
+    found = {basename(c.words[0]) for c in analyse(line).commands if c.words and c.words[0]}
+    assert "c1" in commands_bash_runs(line, tmp_path) - found
 
 
 @pytest.mark.skipif(not Path(BASH).exists(), reason="needs bash")
