@@ -106,6 +106,23 @@ def test_a_hidden_command_is_not_analysable(line: str) -> None:
     assert verdict(ASK_ANY, line) == "ask"
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "complete -F _f git",  # runs only at completion time: refused all the same
+        "compgen -F _f x",
+        'compgen -W "$words" x',
+        "fc -l",
+        "sudo 'BASH_FUNC_ls%%=() { c1; }' bash -c ls",
+        "declare -A m=([k]=v)",
+        "echo x | xargs -I{} {}",
+    ],
+)
+def test_forms_that_can_run_a_string_are_refused_without_a_bash_run(line: str) -> None:
+    assert analyse(line).problems
+    assert verdict(ASK_ANY, line) == "ask"
+
+
 @pytest.mark.parametrize("line", ANALYSABLE)
 def test_the_same_forms_without_a_hidden_command_stay_analysable(line: str) -> None:
     assert not analyse(line).problems, analyse(line).problems
@@ -123,7 +140,9 @@ def test_deny_rules_still_judge_such_a_line(line: str) -> None:
     assert verdict(DENY_RM, line) == "deny"
 
 
-@pytest.mark.parametrize("shell", ["fish", "csh", "tcsh", "xonsh", "pwsh"])
+@pytest.mark.parametrize(
+    "shell", ["fish", "csh", "tcsh", "rc", "es", "xonsh", "elvish", "nu", "pwsh"]
+)
 def test_a_shell_whose_language_is_not_bash_is_not_analysable(shell: str) -> None:
     found = analyse(f"{shell} -c 'echo hi'")
     assert found.problems and "language" in found.problems[0].reason
@@ -134,7 +153,9 @@ def test_rbash_is_transparent_so_its_script_meets_the_rules() -> None:
     assert [c.words for c in analyse("rbash -c 'c1 x'").commands] == [("c1", "x")]
 
 
-@pytest.mark.parametrize("shell", ["rbash", "mksh", "ksh93", "yash", "posh", "lksh"])
+@pytest.mark.parametrize(
+    "shell", ["rbash", "mksh", "lksh", "ksh93", "pdksh", "oksh", "yash", "posh", "hush"]
+)
 def test_other_bash_like_shells_are_transparent(shell: str) -> None:
     found = analyse(f"{shell} -c 'git status && rm x'")
     assert [c.words[0] for c in found.commands] == ["git", "rm"]
