@@ -230,20 +230,30 @@ def _first(prefix: str, problems: Iterable[str | None]) -> str | None:
 
 #: `test -v NAME` (a variable is set): NAME's subscript is evaluated (`-R` does not)
 NAME_TESTS = frozenset({"-v"})
+#: after these (or first) a test operand can be a unary operator
+_TEST_JOINERS = frozenset({"!", "(", "-a", "-o"})
+_TEST_BINARY = frozenset({"=", "==", "!=", "<", ">", "=~", "-a", "-o", "-nt", "-ot", "-ef"}) | {
+    *ARITHMETIC_TESTS
+}
 
 
 def test_problem(args: Words) -> str | None:
-    """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or
-    an operator that is an expansion in the two-argument form (`test $op "$v"` could be `-v`)."""
-    while args[:1] == ("!",):
-        args = args[1:]
-    if len(args) == 2 and args[0] is None:
-        return "test: an operator that is an expansion (it could be -v)"
+    """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or an
+    expansion where a unary operator can stand (`test $op "$v"`, `[ x -a $op "$v" ]`: it could
+    be `-v`) before an operand that cannot be analysed either."""
     for k, word in enumerate(args[:-1]):
+        operand = args[k + 1]
         if word in NAME_TESTS:
-            problem = name_problem(args[k + 1])
+            problem = name_problem(operand)
             if problem:
                 return f"test {word}: {problem}"
+        elif (
+            word is None
+            and (k == 0 or args[k - 1] in _TEST_JOINERS)
+            and operand not in _TEST_BINARY
+            and name_problem(operand)
+        ):
+            return "test: an operator that is an expansion (it could be -v)"
     return None
 
 
