@@ -203,7 +203,7 @@ def variable_problem(words: Words) -> str | None:
             return f"unset {REBINDING}"
         return _first("unset: ", map(name_problem, words[rest:]))
     if name == "test" or name == "[":
-        return test_problem(words[1:-1] if name == "[" and words[-1] == "]" else words[1:])
+        return condition_problem(words[1:-1] if name == "[" and words[-1] == "]" else words[1:])
     if name == "let":
         for expression in words[1:]:
             problem = arithmetic_problem(expression)
@@ -237,7 +237,7 @@ _TEST_BINARY = frozenset({"=", "==", "!=", "<", ">", "=~", "-a", "-o", "-nt", "-
 }
 
 
-def test_problem(args: Words) -> str | None:
+def condition_problem(args: Words) -> str | None:
     """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or an
     expansion where a unary operator can stand (`test $op "$v"`, `[ x -a $op "$v" ]`: it could
     be `-v`) before an operand that cannot be analysed either."""

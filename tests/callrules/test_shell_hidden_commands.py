@@ -93,7 +93,7 @@ ANALYSABLE = [
     "a=([0]=x [1]=y)",
     "unset 'a[1]'",
     "declare -n r=foo",
-    "echo ${!prefix*} ${!prefix@} ${!a[@]} ${!a[*]} ${x@Q} ${a[@]}",
+    "echo ${!prefix*} ${!prefix@} ${!a[@]} ${!a[*]} ${x@Q} ${a[@]} ${!}",
     "compgen -W 'start stop' s",
     "compgen -A function",
     "xargs -0 rm",
