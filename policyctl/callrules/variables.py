@@ -287,6 +287,9 @@ def _as_decl_arg(word: str | None) -> DeclArg:
     return (name.removesuffix("+"), value)
 
 
+QUOTED_COMPOUND = "a quoted compound assignment is parsed again (it can run commands)"
+
+
 def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
     """`declare`, `typeset`, `local`, `export`, `readonly`: why the declaration makes the line
     unanalysable, or None. Assignments to rebinding names are reported by the caller's
@@ -307,6 +310,11 @@ def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
         return None  # functions, or printing
     unexports = (builtin == "export" and "n" in on) or (builtin != "export" and "x" in off)
     for name, value, has_value in names:
+        quoted = value if has_value else (name or "=").partition("=")[2] or None
+        if quoted is not None and quoted.lstrip().startswith("("):
+            # `declare -a 'a=($(rm x))'`: bash parses a quoted compound assignment again
+            # (also without -a when the variable is an array already)
+            return f"{builtin}: {QUOTED_COMPOUND}"
         # a nameref: every later assignment to it is one to its target
         if "n" in on and builtin != "export" and (not value or rebinding_name(value)):
             return f"{builtin} -n: a nameref whose target is unknown or {REBINDING[5:]}"

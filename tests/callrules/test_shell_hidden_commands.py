@@ -53,6 +53,13 @@ IN_PROCESS = [
     "x='a[$(c1)]'; declare -a a=([x]=1)",
     "x='a[$(c1)]'; declare -a a; a+=([x]=1)",
     "x='a[$(c1)]'; a=([0]=1 [x]=2)",
+    # a quoted compound assignment, parsed again by the declaration
+    "declare -a 'a=($(c1))'",
+    "declare -a a='($(c1))'",
+    "a=(1); declare 'a=($(c1))'",
+    "f() { local -a 'a=($(c1))'; }; f",
+    "readonly -a 'a=($(c1))'",
+    "typeset -A 'm=([k]=$(c1))'",
     # builtins that run a string
     "compgen -W '$(c1)' x",
     "compgen -W '`c1`' x",
