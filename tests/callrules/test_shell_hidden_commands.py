@@ -128,6 +128,9 @@ def test_a_hidden_command_is_not_analysable(line: str) -> None:
         "sudo 'BASH_FUNC_ls%%=() { c1; }' bash -c ls",
         "declare -A m=([k]=v)",
         "echo x | xargs -I{} {}",
+        "systemd-run -E 'BASH_FUNC_ls%%=() { c1; }' bash -c ls",
+        "systemd-run --setenv=BASH_FUNC_ls%%='() { c1; }' bash -c ls",
+        "setsid env 'BASH_FUNC_git%%=() { c1; }' git status",
     ],
 )
 def test_forms_that_can_run_a_string_are_refused_without_a_bash_run(line: str) -> None:
