@@ -535,8 +535,10 @@ class _Walker:
         `declare -A`)."""
         for element in node.named_children:
             text = self.text(element)
-            if text[:1] == "[" and "]" in text:
-                problem = arithmetic_problem(text[1 : text.index("]")])
+            close = text.find("]")
+            # `[k]=v` and `[k]+=v` are keys; `[abc]*.txt` is a glob
+            if text[:1] == "[" and close > 0 and text[close + 1 :].startswith(("=", "+=")):
+                problem = arithmetic_problem(text[1:close])
                 if problem:
                     return f"a compound assignment's key: {problem}"
         return None

@@ -98,6 +98,7 @@ ANALYSABLE = [
     "printf -v 'a[0]' x",
     "declare -a a=(x y)",
     "a=([0]=x [1]=y)",
+    "files=([abc]*.txt)",
     "unset 'a[1]'",
     "declare -n r=foo",
     "echo ${!prefix*} ${!prefix@} ${!a[@]} ${!a[*]} ${x@Q} ${a[@]} ${!}",
