@@ -398,6 +398,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "different runs, and a reviewer reads them as one. Rename one of them.",
     ),
     (
+        "PC317",
+        E,
+        "REV:path names a file too",
+        "`policyctl diff` reads an argument of the form `REV:path` from the git revision REV, "
+        "never from the working tree; a file of the working tree with that very name (a copy a "
+        "pull request could plant) makes the argument ambiguous, so it is refused. Write "
+        "`./REV:path` to compare the file, or rename it.",
+    ),
+    (
         "PC380",
         E,
         "duplicate byProvider key",
