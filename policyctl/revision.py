@@ -49,6 +49,8 @@ def load_revision(spec: str) -> CompiledPolicy:
             f"{spec!r}: a revision or path may not start with '-' "
             "(write ./PATH for a file whose name starts with '-')"
         )
+    if not rel:
+        raise _error(f"{spec!r}: no path after the revision", f"write {rev}:PATH")
     reader = RevisionReader.open(spec, rev)
     if os.path.lexists(spec):
         raise PolicyError(
@@ -82,16 +84,19 @@ class RevisionReader:
     @classmethod
     def open(cls, spec: str, rev: str) -> RevisionReader:
         cwd = Path(os.getcwd())  # physical, like git's top level
+        fix = f"write ./{spec} to name a file of the working tree"
         try:
             top = _git(["rev-parse", "--show-toplevel"], cwd).decode().strip()
+        except _GitFailed as exc:
+            raise _error(
+                f"{spec}: no git repository here to read {rev} from ({exc})", fix
+            ) from None
+        try:
             tree = _git(
                 ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}"], cwd
             )
-        except _GitFailed as exc:
-            raise _error(
-                f"{spec}: {rev} is not a git revision here ({exc})",
-                f"write ./{spec} to name a file of the working tree",
-            ) from None
+        except _GitFailed:
+            raise _error(f"{spec}: {rev} is not a git revision of {top}", fix) from None
         return cls(rev, tree.decode().strip(), Path(top), cwd, default_limits())
 
     def inside(self, path: Path) -> str:
