@@ -7,8 +7,9 @@ revision is read from the working tree, which the change under review controls. 
 - an argument of the form `REV:path` is always read from git: a file of that name in the
   working tree is never read instead (it would be a copy the pull request planted); to name
   such a file, write `./REV:path`. When both exist the argument is refused (PC317);
-- paths are made relative to the repository top lexically (`..` is applied to the text, not
-  through the working tree's symlinks), and one that leaves the repository is refused (PC101);
+- paths (relative to the working directory, like a file's) are normalised on the text (`..`
+  is applied to the path as written, not through the working tree's symlinks), and one that
+  leaves the repository is refused (PC101);
 - symlinks are followed inside the revision (`git cat-file --follow-symlinks`), never on disk;
 - the revision is pinned to one tree before the first file is read.
 """
