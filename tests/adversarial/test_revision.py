@@ -209,3 +209,22 @@ def test_a_revision_path_outside_the_repository_is_a_diagnostic(
     rc, _, err = _diff(capsys, f"HEAD:{path}", "policies/team.yaml")
     assert rc == 2 and "PC101" in err and "outside the repository" in err, err
     assert "Traceback" not in err
+
+
+def test_a_revision_file_beyond_the_byte_cap_is_refused_before_it_is_read(
+    repo: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from policyctl.settings import default_limits
+
+    team = repo / "policies" / "team.yaml"
+    team.write_text(STRICT + "# padding\n" * 50, encoding="utf-8")
+    _commit(repo, "base")
+    team.write_text(STRICT, encoding="utf-8")
+    monkeypatch.setenv("POLICYCTL_MAX_FILE_BYTES", "200")
+    default_limits.cache_clear()
+    try:
+        rc, _, err = _diff(capsys, "HEAD:policies/team.yaml", "policies/team.yaml")
+    finally:
+        monkeypatch.delenv("POLICYCTL_MAX_FILE_BYTES")
+        default_limits.cache_clear()
+    assert rc == 2 and "PC106" in err and "HEAD:policies/team.yaml is larger" in err, err
