@@ -30,6 +30,7 @@ from .compiled import (
 from .diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
 from .entries import Entry, EntryList, Origin, build_list
 from .inventory import Inventory, Tool, core_tools, mcp_tools
+from .keys import own_session_kind
 from .located import LocationIndex, format_path, join_path
 from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
 from .names import (
@@ -38,6 +39,7 @@ from .names import (
     entry_syntax,
     fold,
     identifier_problem,
+    mcp_server_problem,
     normalize,
     plugin_id_syntax,
     provider_key,
@@ -499,6 +501,17 @@ class _Compiler:
             return ()
         tools = [Tool(p.name, p.plugin_id, p.optional) for p in inv.plugins or ()]
         servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
+        for name in servers:
+            ambiguous = mcp_server_problem(name)
+            if ambiguous:
+                self.report(
+                    "PC322",
+                    f'MCP server "{shown(name.strip())}" {ambiguous}: another server\'s '
+                    "`<server>__*` glob would match its tools",
+                    ("inventory", "mcp", name),
+                    fix="rename the server without `__` and without a trailing `_` (`ops-admin`)",
+                    key=True,
+                )
         tools.extend(mcp_tools(servers))
         plugin_count = len(inv.plugins or ())
         plugin_ids = {fold(t.plugin_id) for t in tools if t.plugin_id}
@@ -572,6 +585,19 @@ def compile_document(
     channels = c.channels()
     declared = c.declared_tools()
     session = doc.session
+    main_key = session.main_key if session else None
+    own_kind = own_session_kind(main_key) if main_key else None
+    if own_kind is not None:
+        c.problems.append(
+            Diagnostic.make(
+                "PC362",
+                f'session.mainKey "{main_key}" is a {own_kind} session key: that session '
+                "has its own key and is never the main session",
+                index.value(("session", "mainKey")),
+                "session.mainKey",
+                'use a plain key such as "main"',
+            )
+        )
     errors = [d for d in c.problems if d.severity is Severity.ERROR]
     if errors:
         # an alsoAllow list is read twice (profile layer, and its own scope): report it once

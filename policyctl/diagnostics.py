@@ -380,6 +380,39 @@ CODES: dict[str, CodeInfo] = _codes(
         "fine); remove the key or write the specific calls that may ask in `ask`.",
     ),
     (
+        "PC359",
+        E,
+        "sandbox loosened by extends",
+        "An extending file sets a sandbox mode looser than the extended file's (off < non-main "
+        "< all) for the defaults or an agent (an agent entry it adds has the base's default "
+        "mode as its floor), or moves the main session (`session.mainKey`, `session.scope`) "
+        "while an agent is `non-main`: the base's sandbox denies would stop applying there.",
+    ),
+    (
+        "PC360",
+        E,
+        "maxSpawnDepth raised by extends",
+        "An extending file raises `agents.defaults.subagents.maxSpawnDepth`: subagents at the "
+        "extended file's depth would stop being leaves and keep the spawning and session "
+        "tools. It may only be lowered.",
+    ),
+    (
+        "PC361",
+        E,
+        "catalog changed by extends",
+        "An extending file names another catalog than the extended file: the base's group "
+        "entries, profiles, aliases and default denies would expand from it. Set the catalog "
+        "in the extended file (an operator catalog can extend a built-in one).",
+    ),
+    (
+        "PC362",
+        E,
+        "session.mainKey names a group, channel, DM or subagent session",
+        "The main session is the agent's own session; a group, channel, direct-message or "
+        "subagent session has its own key and is never the main session (semantics 7.6), so "
+        "under sandbox mode non-main it stays sandboxed. Use a plain key such as `main`.",
+    ),
+    (
         "PC311",
         E,
         "keys collide after normalisation",
@@ -477,6 +510,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "A `toolsBySender` key starts with a near-miss of a sender key type (`idd:42` for "
         "`id:42`). Read as an untyped key it would match the sender id `idd:42`, which no sender "
         "has, so the rule would silently apply to nobody.",
+    ),
+    (
+        "PC322",
+        E,
+        "ambiguous MCP server name",
+        "MCP tools are named `<server>__<tool>` and a server's tools are matched by "
+        "`<server>__*`. A server name holding `__` (`ops__admin`) or ending in `_` has tools "
+        "that another server's glob (`ops__*`) also matches, and two servers can produce the "
+        "same tool name. Rename the server; the runtime refuses such a server too.",
     ),
     (
         "PC401",
@@ -745,6 +787,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`) with a command after it: "
         "wrappers are stripped, so `exec(nohup *)` never meets `nohup rm x`, matched as "
         "`rm x`. A deny written this way protects nothing.",
+    ),
+    (
+        "PC417",
+        W,
+        "shadowing check cut short",
+        "The check for specifiers a deny or ask of the same layer shadows (PC471) compares "
+        "pairs of specifiers on the same command; it stops after a fixed number of comparisons "
+        "so that validate stays within its time budget. The specifiers after that point were "
+        "not checked for shadowing (their rules are enforced as written).",
     ),
     (
         "PC471",
