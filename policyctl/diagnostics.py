@@ -8,7 +8,6 @@ of a file's problems in one run; only unparseable input stops early.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -429,6 +428,16 @@ CODES: dict[str, CodeInfo] = _codes(
         "(`-`, `_`, `.`, space) or glyphs that common fonts confuse (`0`/`o`, `1`/`l`/`I`/`|`, "
         "`rn`/`m`, `vv`/`w`): `c0der` next to `coder`. They are two scopes that select "
         "different runs, and a reviewer reads them as one. Rename one of them.",
+    ),
+    (
+        "PC313",
+        E,
+        "forged MCP marker",
+        "A tool carries the plugin id `bundle-mcp` (in any case or spacing) without having been "
+        "made as an MCP tool, so every `bundle-mcp` entry would grant it. Only the runtime's MCP "
+        "code (`policyctl.runtime.mcp.mcp_tools`) and `Tool.mcp` (a host bridging MCP servers) "
+        "make such tools; any other is refused by the tool registry and dropped from a runtime "
+        "inventory. Give a plugin's tools the plugin's own id.",
     ),
     (
         "PC317",
@@ -869,6 +878,8 @@ class PolicyError(Exception):
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """The single closest candidate, or None when nothing is close enough."""
+    import difflib  # only a bad input needs it: every command's start-up would pay for it
+
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75)
     return matches[0] if matches else None
 

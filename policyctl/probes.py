@@ -18,7 +18,7 @@ from .names import GROUP_PREFIX
 
 #: a tool of a plugin no entry names, and an MCP tool of a server no entry names
 ANY_PLUGIN_TOOL = Tool("any-plugin-tool", "any-plugin")
-ANY_MCP_TOOL = Tool("any-server__any-tool", MCP_PLUGIN_ID)
+ANY_MCP_TOOL = Tool.mcp("any-server__any-tool")
 
 
 #: stand-ins beyond the two anonymous ones: more (a change touching thousands of plugin ids)
@@ -62,7 +62,7 @@ def probe_tools(old: CompiledPolicy, new: CompiledPolicy) -> tuple[tuple[Tool, .
             continue
         if "*" in text:
             name = text.replace("*", "any")
-            out.append(Tool(name, MCP_PLUGIN_ID if "__" in name else "any-plugin"))
+            out.append(Tool.mcp(name) if "__" in name else Tool(name, "any-plugin"))
         else:
             out.append(Tool(f"{text}-tool", text))  # every tool of a plugin with that id
     unique = list(dict.fromkeys(out))

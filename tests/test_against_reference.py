@@ -30,8 +30,8 @@ CATALOGS = {name: builtin_catalog(name) for name in ("openclaw-2026.4", "opencla
 PLUGINS = [
     Tool("voice_call", "voice"),
     Tool("voice_record", "voice", optional=True),
-    Tool("gh__pr", "bundle-mcp"),
-    Tool("gh__merge", "bundle-mcp"),
+    Tool.mcp("gh__pr"),
+    Tool.mcp("gh__merge"),
     Tool("slack_post", "slack"),  # a chat-channel plugin: the sandbox default deny names it
 ]
 ENTRIES = [
