@@ -440,6 +440,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "inventory. Give a plugin's tools the plugin's own id.",
     ),
     (
+        "PC317",
+        E,
+        "REV:path names a file too",
+        "`policyctl diff` reads an argument of the form `REV:path` from the git revision REV, "
+        "never from the working tree; a file of the working tree with that very name (a copy a "
+        "pull request could plant) makes the argument ambiguous, so it is refused. Write "
+        "`./REV:path` to compare the file, or rename it.",
+    ),
+    (
         "PC380",
         E,
         "duplicate byProvider key",
