@@ -370,7 +370,7 @@ def _empty_contexts(
     for run in runs:
         res = run.resolution
         labels = tuple(res.emptied_by())
-        if not labels or any(w.code == "PC409" for w in res.warnings):
+        if not labels or any(w.code == "PC409" for w in res.selection_notes):
             continue
         found.setdefault(labels, []).extend(run.labels)
         first.setdefault(labels, res)

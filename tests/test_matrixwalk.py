@@ -37,6 +37,8 @@ def _answer(policy: CompiledPolicy, context: object) -> tuple[object, ...]:
     res = resolve(policy, context, require_tools=False)  # type: ignore[arg-type]
     removed = [(r.tool, r.stage, r.kind, r.label, str(r.source)) for r in res.removed]
     pc409 = any(w.code == "PC409" for w in res.warnings)
+    # validate reads PC409 from the selection notes alone (no unknown-name checks)
+    assert pc409 == any(w.code == "PC409" for w in res.selection_notes)
     return res.allowed, removed, tuple(res.emptied_by()), pc409
 
 
