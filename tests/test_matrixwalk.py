@@ -85,3 +85,24 @@ def test_emptied_by_agrees_with_the_trail(source: str, make_policy: MakePolicy) 
         assert res.emptied_by() == expected, cell.label
         emptied += bool(expected)
     assert emptied or source != "team.yaml"  # team.yaml has runs its allow lists empty
+
+
+@pytest.mark.parametrize("source", ["mixed", *(p.name for p in POLICIES)])
+def test_run_plan_is_what_resolve_plans(source: str, make_policy: MakePolicy) -> None:
+    """The walk keys contexts by `Resolver.run_plan`, which decides nothing: it must name the
+    plans and the facts the resolution of the same context has."""
+    from policyctl.resolve import resolver_for
+
+    policy = make_policy(MIXED) if source == "mixed" else load_policy(EXAMPLES / source)
+    resolver = resolver_for(policy)
+    for cell in context_matrix(policy, 4000).contexts:
+        facts, plans = resolver.run_plan(cell.context)
+        res = resolve(policy, cell.context, require_tools=False)
+        assert plans == res.plans, cell.label
+        eff = res.context
+        assert (facts.is_owner, facts.provider, facts.trigger) == (
+            eff.is_owner,
+            eff.provider,
+            eff.trigger,
+        ), cell.label
+        assert facts.parent == cell.context.parent
