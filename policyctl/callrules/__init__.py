@@ -8,65 +8,23 @@ once per call), `decide` (one layer's verdict, the run's verdict). The data is i
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .decide import decide_call, decide_layer, decide_part, most_restrictive
-    from .model import (
-        ArgumentKind,
-        ArgumentSpec,
-        CallDecision,
-        Effect,
-        LayerCallRules,
-        Reason,
-        Rule,
-        SpecifierError,
-        SpecifierProblem,
-        ToolCallRules,
-        Verdict,
-    )
-    from .paths import Roots
-    from .specifiers import compile_rule, has_specifier, split_entry
-    from .subject import CallEnvironment, environment_for
-
-#: where each name of the package lives (imported on first use: see `__getattr__`)
-_HOME = {
-    "decide_call": "decide",
-    "decide_layer": "decide",
-    "decide_part": "decide",
-    "most_restrictive": "decide",
-    "ArgumentKind": "model",
-    "ArgumentSpec": "model",
-    "CallDecision": "model",
-    "Effect": "model",
-    "LayerCallRules": "model",
-    "Reason": "model",
-    "Rule": "model",
-    "SpecifierError": "model",
-    "SpecifierProblem": "model",
-    "ToolCallRules": "model",
-    "Verdict": "model",
-    "Roots": "paths",
-    "compile_rule": "specifiers",
-    "has_specifier": "specifiers",
-    "split_entry": "specifiers",
-    "CallEnvironment": "subject",
-    "environment_for": "subject",
-}
-
-
-def __getattr__(name: str) -> object:
-    """A name of the package, from the stage that defines it, imported on first use:
-    compiling a policy's call rules needs `model` and `specifiers`, not the shell analysis
-    and the deciders (`decide`, `subject`, `shell`) that a running agent's first call loads."""
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
-
+from .decide import decide_call, decide_layer, decide_part, most_restrictive
+from .model import (
+    ArgumentKind,
+    ArgumentSpec,
+    CallDecision,
+    Effect,
+    LayerCallRules,
+    Reason,
+    Rule,
+    SpecifierError,
+    SpecifierProblem,
+    ToolCallRules,
+    Verdict,
+)
+from .paths import Roots
+from .specifiers import compile_rule, has_specifier, split_entry
+from .subject import CallEnvironment, environment_for
 
 __all__ = [
     "ArgumentKind",
