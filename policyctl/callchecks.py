@@ -16,11 +16,12 @@ findings are warnings, errors under `--strict`.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .callcover import covers, never_matching
-from .callrules.model import Rule, ToolCallRules
+from .callrules.model import Rule, RuleIndex, ToolCallRules
 from .catalog import Catalog
 from .compile import CompiledPolicy, LayerPolicy
 from .diagnostics import Diagnostic, Severity
@@ -89,10 +90,24 @@ def call_rule_checks(
         return []
     out: list[Diagnostic] = []
     every: list[tuple[LayerPolicy, Rule]] = []
+    budget = _Budget(SHADOW_COMPARISONS)
     for lp, rules in _tool_rules(policy):
         for rule in (*rules.deny, *rules.ask, *rules.allow):
             every.append((lp, rule))
-        out.extend(_shadowed(lp, rules, policy.catalog))
+        out.extend(_shadowed(lp, rules, policy.catalog, budget))
+    if budget.stopped_at is not None:
+        out.append(
+            Diagnostic.make(
+                "PC417",
+                f"the shadowing check (PC471) stopped after {SHADOW_COMPARISONS:,} comparisons "
+                f'of specifiers, at "{budget.stopped_at.entry}": it and the specifiers checked '
+                "after it may be shadowed without a warning",
+                budget.stopped_at.source,  # type: ignore[arg-type]
+                "",
+                "split the policy's specifiers over fewer tools per layer, or check a smaller "
+                "part of the policy",
+            )
+        )
     for lp, rule in every:
         found = never_matching(rule)
         if found is not None:
@@ -117,12 +132,51 @@ def call_rule_checks(
     return findings
 
 
-def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterator[Diagnostic]:
+#: comparisons of two specifiers the shadowing check may make over one policy: candidates come
+#: from the first-word index, so only rules on the same command (or paths, URLs, keyed rules)
+#: are compared; the cap keeps a policy of many such rules within the command budget
+SHADOW_COMPARISONS = 500_000
+
+
+@dataclass
+class _Budget:
+    left: int
+    #: the first specifier left unchecked when the budget ran out
+    stopped_at: Rule | None = None
+
+
+def _candidates(index: RuleIndex, narrow: Rule) -> Iterator[Rule]:
+    """The rules of one list that could cover `narrow`, in list order. A shell pattern with a
+    literal first word only meets commands of that word, so only rules with that word or none
+    can cover it."""
+    word = narrow.matcher.first_word
+    if word is None:
+        return iter(index.rules)
+    placed = heapq.merge(index.by_word.get(word, ()), index.generic, key=lambda p: p[0])
+    return (rule for _, rule in placed)
+
+
+def _covering(index: RuleIndex, narrow: Rule, budget: _Budget) -> Rule | None:
+    for rule in _candidates(index, narrow):
+        budget.left -= 1
+        if budget.left < 0:
+            budget.stopped_at = budget.stopped_at or narrow
+            return None
+        if covers(rule.matcher, narrow.matcher):
+            return rule
+    return None
+
+
+def _shadowed(
+    lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog, budget: _Budget
+) -> Iterator[Diagnostic]:
     for allow in rules.allow:
+        if budget.left < 0:
+            return
         if not _written(allow, catalog):
             continue
-        for effect, broader in (("deny", rules.deny), ("ask", rules.ask)):
-            hit = next((r for r in broader if covers(r.matcher, allow.matcher)), None)
+        for effect, broader in (("deny", rules.deny_index), ("ask", rules.ask_index)):
+            hit = _covering(broader, allow, budget)
             if hit is None:
                 continue
             outcome = "refused" if effect == "deny" else "asked"
@@ -138,8 +192,12 @@ def _shadowed(lp: LayerPolicy, rules: ToolCallRules, catalog: Catalog) -> Iterat
             )
             break
     for ask in rules.ask:
-        hit = next((r for r in rules.deny if covers(r.matcher, ask.matcher)), None)
-        if hit is None or not _written(ask, catalog):
+        if budget.left < 0:
+            return
+        if not _written(ask, catalog):
+            continue
+        hit = _covering(rules.deny_index, ask, budget)
+        if hit is None:
             continue
         yield Diagnostic.make(
             "PC471",

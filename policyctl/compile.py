@@ -38,6 +38,7 @@ from .names import (
     entry_syntax,
     fold,
     identifier_problem,
+    mcp_server_problem,
     normalize,
     plugin_id_syntax,
     provider_key,
@@ -499,6 +500,17 @@ class _Compiler:
             return ()
         tools = [Tool(p.name, p.plugin_id, p.optional) for p in inv.plugins or ()]
         servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
+        for name in servers:
+            ambiguous = mcp_server_problem(name)
+            if ambiguous:
+                self.report(
+                    "PC322",
+                    f'MCP server "{shown(name.strip())}" {ambiguous}: another server\'s '
+                    "`<server>__*` glob would match its tools",
+                    ("inventory", "mcp", name),
+                    fix="rename the server without `__` and without a trailing `_` (`ops-admin`)",
+                    key=True,
+                )
         tools.extend(mcp_tools(servers))
         plugin_count = len(inv.plugins or ())
         plugin_ids = {fold(t.plugin_id) for t in tools if t.plugin_id}

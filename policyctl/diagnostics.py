@@ -470,6 +470,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "has, so the rule would silently apply to nobody.",
     ),
     (
+        "PC322",
+        E,
+        "ambiguous MCP server name",
+        "MCP tools are named `<server>__<tool>` and a server's tools are matched by "
+        "`<server>__*`. A server name holding `__` (`ops__admin`) or ending in `_` has tools "
+        "that another server's glob (`ops__*`) also matches, and two servers can produce the "
+        "same tool name. Rename the server; the runtime refuses such a server too.",
+    ),
+    (
         "PC401",
         W,
         "unknown allow entries",
@@ -736,6 +745,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`) with a command after it: "
         "wrappers are stripped, so `exec(nohup *)` never meets `nohup rm x`, matched as "
         "`rm x`. A deny written this way protects nothing.",
+    ),
+    (
+        "PC417",
+        W,
+        "shadowing check cut short",
+        "The check for specifiers a deny or ask of the same layer shadows (PC471) compares "
+        "pairs of specifiers on the same command; it stops after a fixed number of comparisons "
+        "so that validate stays within its time budget. The specifiers after that point were "
+        "not checked for shadowing (their rules are enforced as written).",
     ),
     (
         "PC471",

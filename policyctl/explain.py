@@ -15,6 +15,7 @@ from .diagnostics import did_you_mean
 from .entries import PLUGINS_GROUP, Entry, build_list
 from .located import list_path
 from .names import fold, is_glob, normalize
+from .pipeline.result import deny_label
 from .resolution import record
 from .resolve import RemovedTool, Resolution, decide
 
@@ -245,7 +246,16 @@ def _layer_blockers(
     others = [e for e in _all_deny_hits(name, plugin_id, lp, policy) if hit and e != hit.entry]
     extra = [
         RemovedTool(
-            name, plan.stage, plan.label, "deny", e.text, None, e.source, e.key, e.raw, e.origin
+            name,
+            plan.stage,
+            deny_label(plan.label),
+            "deny",
+            e.text,
+            None,
+            e.source,
+            e.key,
+            e.raw,
+            e.origin,
         )
         for e in others
     ]

@@ -360,6 +360,29 @@ def _mcp_part(text: str, empty: str) -> str:
     return cleaned or empty
 
 
+def _server_part(server: str) -> str:
+    part = _mcp_part(server, "mcp")
+    if not part[0].isalpha() or not part[0].isascii():
+        part = "mcp-" + part
+    return part[:MCP_SERVER_MAX]
+
+
+def mcp_server_problem(server: str) -> str | None:
+    """Why an MCP server name would make `<server>__` an ambiguous prefix, or None.
+
+    Tools are named `<server>__<tool>` and matched by `<server>__*`: a server part holding
+    `__` (`ops__admin`) or ending in `_` (`ops_`, whose tools are `ops___x`) would have its
+    tools matched by another server's glob (`ops__*`), and `a__b` + `c` would collide with
+    `a` + `b__c`. Such servers are refused rather than renamed: a rename would move rules.
+    """
+    part = _server_part(server)
+    if "__" in part:
+        return "contains `__`, the separator of server and tool in MCP tool names"
+    if part.endswith("_"):
+        return "ends with `_`, which runs into the `__` separator of MCP tool names"
+    return None
+
+
 def mcp_tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
     """The tool name an MCP server's tool gets (semantics 10): `<server>__<tool>`.
 
@@ -368,10 +391,7 @@ def mcp_tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
     30 characters and the whole name at most 64 (the tool part is cut first), and collisions
     get `-2`, `-3`, ... inside the length budget.
     """
-    server_part = _mcp_part(server, "mcp")
-    if not server_part[0].isalpha() or not server_part[0].isascii():
-        server_part = "mcp-" + server_part
-    server_part = server_part[:MCP_SERVER_MAX]
+    server_part = _server_part(server)
     tool_part = _mcp_part(tool, "tool")
     budget = MCP_NAME_MAX - len(server_part) - 2
     base = f"{server_part}__{tool_part[:budget]}"

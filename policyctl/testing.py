@@ -11,8 +11,7 @@ case, and which never did.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,9 +28,9 @@ from .lineage import LeafCannotSpawn, child_context
 from .loader import load_document
 from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
 from .model import StrictModel as _Strict
-from .names import fold
 from .resolution import Resolution
 from .resolve import resolve
+from .testnames import named_policy_path, names_nothing, normal_name, stands_for
 
 if TYPE_CHECKING:
     from .callrules.model import CallDecision
@@ -188,27 +187,37 @@ def _trail(res: Resolution, tool: str) -> list[str]:
 def check_case(
     case: Case,
     res: Resolution,
-    catalog_aliases: dict[str, str],
+    policy: CompiledPolicy,
     decided: list[CallDecision] | None = None,
 ) -> list[str]:
     """The case's failures; the decisions of its calls are appended to `decided`."""
 
     def norm(name: str) -> str:
-        text = fold(name)
-        return catalog_aliases.get(text, text)
+        return normal_name(name, policy)
 
     failures: list[str] = []
+
+    def tools_of(names: list[str] | None) -> list[str]:
+        """Each name's tools in this run (testnames); a name that names none fails."""
+        out: list[str] = []
+        for name in map(norm, names or ()):
+            found = stands_for(name, res, policy)
+            if not found:
+                failures.append(names_nothing(name, res))
+            out.extend(t for t in found if t not in out)
+        return out
+
     expect = case.expect
-    for tool in map(norm, expect.denied or ()):
+    for tool in tools_of(expect.denied):
         if res.is_allowed(tool):
             failures.append(f"expected {tool} denied, but it is allowed")
             failures.extend("  " + line for line in _trail(res, tool))
-    for tool in map(norm, expect.allowed or ()):
+    for tool in tools_of(expect.allowed):
         if not res.is_allowed(tool):
             failures.append(f"expected {tool} allowed, but it is not")
             failures.extend("  " + line for line in _trail(res, tool))
     if expect.only is not None:
-        want = {norm(t) for t in expect.only}
+        want = set(tools_of(expect.only))
         got = set(res.allowed)
         if want != got:
             extra, missing = sorted(got - want), sorted(want - got)
@@ -219,12 +228,13 @@ def check_case(
             )
             for tool in missing[:5]:
                 failures.extend("  " + line for line in _trail(res, tool))
-    for tool, stage in (expect.removed_by or {}).items():
-        removal = res.removal(norm(tool))
-        if removal is None or removal.stage != stage:
-            now = "allowed" if removal is None else f"removed at stage {removal.stage}"
-            failures.append(f"expected {norm(tool)} removed by layer {stage}, but it is {now}")
-            failures.extend("  " + line for line in _trail(res, norm(tool)))
+    for named, stage in (expect.removed_by or {}).items():
+        for tool in tools_of([named]):
+            removal = res.removal(tool)
+            if removal is None or removal.stage != stage:
+                now = "allowed" if removal is None else f"removed at stage {removal.stage}"
+                failures.append(f"expected {tool} removed by layer {stage}, but it is {now}")
+                failures.extend("  " + line for line in _trail(res, tool))
     if case.calls:  # the call-rule core loads only for test files that use it
         from .calldecisions import check_call
 
@@ -317,9 +327,13 @@ def run_test_file(
     if max_contexts < 1:
         raise ValueError(f"max_contexts must be >= 1, not {max_contexts}")
     spec, locations = load_test_file(path)
-    policy_path = os.path.normpath(Path(path).parent / spec.policy)
-    policy = load_policy(policy_path)
-    aliases = dict(policy.catalog.aliases)
+    policy_path = named_policy_path(path, spec.policy, locations.value(("policy",)))
+    try:
+        policy = load_policy(policy_path)
+    except PolicyError as exc:
+        # the named file may be any policy-suffixed file of the tree: its lines are never
+        # quoted from a test run (`policyctl validate` on it quotes them)
+        raise PolicyError([replace(d, quote=False) for d in exc.diagnostics]) from None
     out = FileResult(str(path), policy_path, [])
     if coverage:
         out.entries = [
@@ -337,7 +351,7 @@ def run_test_file(
         res = resolve(policy, case.context.to_run_context(), require_tools=False)
         decided: list[CallDecision] = []
         result = CaseResult(
-            case.name, locations.value(("cases", i)), check_case(case, res, aliases, decided)
+            case.name, locations.value(("cases", i)), check_case(case, res, policy, decided)
         )
         out.results.append(result)
         if coverage:
@@ -358,7 +372,6 @@ def _check_invariants(
 ) -> list[CaseResult]:
     matrix = context_matrix(policy, max_contexts)
     out.contexts_checked, out.contexts_total = len(matrix.contexts), matrix.total
-    aliases = dict(policy.catalog.aliases)
     resolved = [
         (cell, resolve(policy, cell.context, require_tools=False)) for cell in matrix.contexts
     ]
@@ -366,15 +379,25 @@ def _check_invariants(
     for i, inv in enumerate(spec.invariants):
         src = locations.value(("invariants", i))
         if isinstance(inv, NeverInvariant):
-            tools = [aliases.get(fold(t), fold(t)) for t in inv.never.tools]
-            result = CaseResult(f"never: {', '.join(tools)}", src, kind="invariant")
+            names = [normal_name(t, policy) for t in inv.never.tools]
+            result = CaseResult(f"never: {', '.join(names)}", src, kind="invariant")
+            named: set[str] = set()
             for cell, res in resolved:
-                if _matches(inv.never.unless, res):
-                    continue
-                for tool in tools:
-                    if res.is_allowed(tool):
-                        result.failures.append(f"{cell.label}: {tool} is allowed")
-                        result.failures.extend("  " + line for line in _trail(res, tool))
+                for name in names:
+                    tools = stands_for(name, res, policy)
+                    if tools:
+                        named.add(name)
+                    if _matches(inv.never.unless, res):
+                        continue
+                    for tool in tools:
+                        if res.is_allowed(tool):
+                            result.failures.append(f"{cell.label}: {tool} is allowed")
+                            result.failures.extend("  " + line for line in _trail(res, tool))
+            # a name no context's inventory has would pass in every context: a typo, or a
+            # tool the test cannot see (declare it in the policy's `inventory`)
+            if resolved:
+                last = resolved[-1][1]
+                result.failures.extend(names_nothing(n, last) for n in names if n not in named)
             results.append(result)
         elif inv.subagent_subset_of_parent:
             result = CaseResult("subagentSubsetOfParent", src, kind="invariant")

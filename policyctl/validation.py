@@ -236,6 +236,12 @@ def _validate_test_file(path: str, loaded: LoadedDocument) -> list[Diagnostic]:
             f"run `policyctl test {path}` to run its cases",
         )
     ]
+    from .testnames import named_policy_path
+
+    try:
+        named_policy_path(path, spec.policy, loaded.locations.value(("policy",)))
+    except PolicyError as exc:
+        return [*out, *exc.diagnostics]
     policy_path = Path(path).parent / spec.policy
     if not policy_path.exists():
         out.append(

@@ -74,6 +74,7 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     # call-rule codes of validate's own checks (callrules' validate range) are covered where
     # those checks are tested
     callrules_checks = {f"PC{n}" for n in range(365, 370)}
+    callrules_checks |= {"PC417"}  # tests/test_callchecks.py lowers the comparison budget
     # `policyctl import` findings on Claude Code and Gemini CLI files: tests/test_import_calls*
     importer = {f"PC{n}" for n in range(125, 130)}
     assert set(CODES) - runtime_only - callrules_checks - importer == covered

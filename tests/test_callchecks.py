@@ -6,6 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
+from policyctl import callchecks
 from policyctl.validation import validate_path
 
 GOOD = """\
@@ -123,3 +126,42 @@ def test_the_findings_are_errors_under_strict(tmp_path: Path) -> None:
     """
     assert [c for c in codes(tmp_path, text) if c.startswith("PC470 warning")]
     assert [c for c in codes(tmp_path, text, strict=True) if c.startswith("PC470 error")]
+
+
+def test_a_deny_of_another_command_word_is_never_taken_for_a_cover(tmp_path: Path) -> None:
+    # the first-word index must still offer the generic rules (`exec(* --force)`) and the
+    # word's own, and report the first covering one in list order
+    found = codes(
+        tmp_path,
+        """\
+        catalog: openclaw
+        tools:
+          profile: coding
+          deny: ["exec(npm *)", "exec(* --force)", "exec(git push *)"]
+          allow: ["exec(git push --force)", "exec(git status)", "exec(make)", read]
+        """,
+    )
+    hits = [c for c in found if c.startswith("PC471")]
+    assert len(hits) == 1, found
+    assert 'allow "exec(git push --force)"' in hits[0] and 'deny "exec(* --force)"' in hits[0]
+
+
+def test_the_shadowing_check_says_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a policy of very many specifiers on one command would cost words x rules comparisons:
+    # the check stops at its budget and says so at the first entry it did not finish
+    denies = ", ".join(f'"exec(tool{i} --danger *)"' for i in range(4))
+    allows = ", ".join(f'"exec(tool{i} *)"' for i in range(4))
+    text = f"""\
+        catalog: openclaw
+        tools:
+          profile: coding
+          deny: [{denies}, "exec(* --danger *)"]
+          allow: [{allows}, read]
+        """
+    monkeypatch.setattr(callchecks, "SHADOW_COMPARISONS", 5)
+    cut = [c for c in codes(tmp_path, text) if c.startswith("PC417")]
+    assert len(cut) == 1 and '"exec(tool2 *)"' in cut[0], cut
+    monkeypatch.setattr(callchecks, "SHADOW_COMPARISONS", 500_000)
+    assert not [c for c in codes(tmp_path, text) if c.startswith("PC417")]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -199,9 +200,11 @@ def test_shipped_examples_pass_their_policy_tests(name: str) -> None:
 
 
 def test_failing_case_shows_the_trail(tmp_path: Path) -> None:
+    # the policy a test file names is confined to its directory tree (or repository)
+    shutil.copy(EXAMPLES / "team.yaml", tmp_path / "team.yaml")
     test = tmp_path / "t.yaml"
     test.write_text(
-        f"policy: {EXAMPLES / 'team.yaml'}\n"
+        "policy: team.yaml\n"
         "cases:\n"
         "  - name: reviewer may write\n"
         "    context: {agent: reviewer}\n"
@@ -224,9 +227,11 @@ def test_failing_case_shows_the_trail(tmp_path: Path) -> None:
 def test_coverage_reports_entries_no_case_exercises(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # the policy a test file names is confined to its directory tree (or repository)
+    shutil.copy(EXAMPLES / "team.yaml", tmp_path / "team.yaml")
     test = tmp_path / "t.yaml"
     test.write_text(
-        f"policy: {EXAMPLES / 'team.yaml'}\ncases:\n  - name: coder\n"
+        "policy: team.yaml\ncases:\n  - name: coder\n"
         "    context: {agent: coder}\n    expect: {denied: [secrets]}\n",
         encoding="utf-8",
     )
@@ -260,9 +265,11 @@ def test_policy_test_sarif_is_valid(tmp_path: Path, capsys: pytest.CaptureFixtur
         pytest.skip(f"SARIF schema not found at {schema_path}")
     import jsonschema
 
+    # the policy a test file names is confined to its directory tree (or repository)
+    shutil.copy(EXAMPLES / "team.yaml", tmp_path / "team.yaml")
     test = tmp_path / "t.yaml"
     test.write_text(
-        f"policy: {EXAMPLES / 'team.yaml'}\ncases:\n  - name: bad\n"
+        "policy: team.yaml\ncases:\n  - name: bad\n"
         "    context: {agent: reviewer}\n    expect: {allowed: [exec]}\n",
         encoding="utf-8",
     )

@@ -53,6 +53,8 @@ def test_two_deny_entries_in_one_list_are_both_named(make_policy: MakePolicy) ->
     policy = make_policy("tools:\n  deny: [exec, 'group:runtime']\n")
     d = decide_tool(run(policy), "exec", policy)
     assert [b.entry for b in d.blockers] == ["exec", "group:runtime"]
+    # each is labelled with the list it is written in, never the layer's allow label
+    assert [b.label for b in d.blockers] == ["tools.deny", "tools.deny"]
     fixed = make_policy("tools:\n  deny: []\n")
     assert decide_tool(run(fixed), "exec", fixed).allowed
 

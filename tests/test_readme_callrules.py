@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +142,10 @@ def test_the_test_file_snippet_and_the_failure_text(
     snippet = SECTION.split("`policyctl test`", 1)[1].split("```yaml\n", 1)[1].split("```")[0]
     cases = YAML(typ="safe").load(snippet.replace("\n  ", "\n"))["cases"]
     PolicyTestFile.model_validate({"policy": "x.yaml", "cases": cases})
+    shutil.copy(EXAMPLES / "team.yaml", tmp_path / "team.yaml")  # `policy:` is confined
     test = tmp_path / "t.test.yaml"
     test.write_text(
-        f"policy: {EXAMPLES / 'team.yaml'}\ncases:\n  - name: rm\n    context: {{agent: coder}}\n"
+        "policy: team.yaml\ncases:\n  - name: rm\n    context: {agent: coder}\n"
         "    calls: [{tool: exec, args: {command: rm -rf build}, expect: allow}]\n",
         encoding="utf-8",
     )
@@ -151,7 +153,7 @@ def test_the_test_file_snippet_and_the_failure_text(
     out = capsys.readouterr().out
     quoted = re.search(r"A failing call says what decided it instead: `(.*?)`, with", SECTION, re.S)
     assert quoted
-    text = " ".join(quoted.group(1).split()).replace("team.yaml", str(EXAMPLES / "team.yaml"))
+    text = " ".join(quoted.group(1).split()).replace("team.yaml", str(tmp_path / "team.yaml"))
     assert text in out
 
 

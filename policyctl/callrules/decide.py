@@ -59,18 +59,14 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
         )
     words = part.words
     # a path, a URL or keyed arguments have no command word to look rules up by
-    deny = rules.deny if words is None else rules.deny_index.for_words(words)
-    for rule in deny:
-        if rule.matcher.matches(part, False):
-            return Verdict(
-                Effect.DENY, Reason.DENY_RULE, tool, layer, rule.entry, rule.source, part.text
-            )
-    ask = rules.ask if words is None else rules.ask_index.for_words(words)
-    for rule in ask:
-        if rule.matcher.matches(part, False):
-            return Verdict(
-                Effect.ASK, Reason.ASK_RULE, tool, layer, rule.entry, rule.source, part.text
-            )
+    deny = rules.deny_index.first_match(words, part, False)
+    if deny is not None:
+        return Verdict(
+            Effect.DENY, Reason.DENY_RULE, tool, layer, deny.entry, deny.source, part.text
+        )
+    ask = rules.ask_index.first_match(words, part, False)
+    if ask is not None:
+        return Verdict(Effect.ASK, Reason.ASK_RULE, tool, layer, ask.entry, ask.source, part.text)
     if part.screen:  # a payload: only deny and ask rules speak about it
         return Verdict(Effect.ALLOW, Reason.SCREENED, tool, layer, None, None, part.text)
     if rules.plain_ask is not None:
@@ -83,12 +79,11 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.plain_ask_source,
             part.text,
         )
-    allow = rules.allow if words is None else rules.allow_index.for_words(words)
-    for rule in allow:
-        if rule.matcher.matches(part, True):
-            return Verdict(
-                Effect.ALLOW, Reason.ALLOW_RULE, tool, layer, rule.entry, rule.source, part.text
-            )
+    allow = rules.allow_index.first_match(words, part, True)
+    if allow is not None:
+        return Verdict(
+            Effect.ALLOW, Reason.ALLOW_RULE, tool, layer, allow.entry, allow.source, part.text
+        )
     if rules.name_admitted or not rules.has_specifiers:
         return Verdict(
             Effect.ALLOW,

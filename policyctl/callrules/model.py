@@ -112,27 +112,50 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class RuleIndex:
-    """One list's rules by a shell command's first word, each tuple in the list's order.
+    """One list's rules by a shell command's first word, each with its place in the list.
 
     `exec(git *)` can only meet a command whose first word is `git`, so a command is matched
-    against its word's rules plus those with no literal first word, never the whole list.
+    against its word's rules and those with no literal first word, never the whole list. The
+    two are kept apart (a merged tuple per word would cost words x generic rules to build) and
+    `first_match` interleaves them by list position, so the reported rule is still the first
+    matching one in the list.
     """
 
     rules: tuple[Rule, ...]
-    by_word: Mapping[str, tuple[Rule, ...]]
-    generic: tuple[Rule, ...]
+    by_word: Mapping[str, tuple[tuple[int, Rule], ...]]
+    generic: tuple[tuple[int, Rule], ...]
 
     @staticmethod
     def build(rules: tuple[Rule, ...]) -> RuleIndex:
-        words = {r.matcher.first_word for r in rules if r.matcher.first_word is not None}
-        by_word = {w: tuple(r for r in rules if r.matcher.first_word in (None, w)) for w in words}
-        generic = tuple(r for r in rules if r.matcher.first_word is None)
-        return RuleIndex(rules, MappingProxyType(by_word), generic)
+        own: dict[str, list[tuple[int, Rule]]] = {}
+        generic: list[tuple[int, Rule]] = []
+        for position, rule in enumerate(rules):
+            word = rule.matcher.first_word
+            (generic if word is None else own.setdefault(word, [])).append((position, rule))
+        by_word = {word: tuple(placed) for word, placed in own.items()}
+        return RuleIndex(rules, MappingProxyType(by_word), tuple(generic))
 
-    def for_words(self, words: tuple[str | None, ...] | None) -> tuple[Rule, ...]:
+    def first_match(
+        self, words: tuple[str | None, ...] | None, part: Part, strict: bool
+    ) -> Rule | None:
+        """The first rule of the list, in list order, that matches `part`."""
         if words is None or not words or words[0] is None:
-            return self.rules
-        return self.by_word.get(words[0], self.generic)
+            for rule in self.rules:
+                if rule.matcher.matches(part, strict):
+                    return rule
+            return None
+        found: Rule | None = None
+        found_at = len(self.rules)
+        for position, rule in self.by_word.get(words[0], ()):
+            if rule.matcher.matches(part, strict):
+                found, found_at = rule, position
+                break
+        for position, rule in self.generic:
+            if position > found_at:
+                break
+            if rule.matcher.matches(part, strict):
+                return rule
+        return found
 
 
 @dataclass(frozen=True, slots=True)

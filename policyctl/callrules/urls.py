@@ -353,16 +353,24 @@ def parse_call_url(raw: str) -> CallURL | str:
         return CallURL(scheme, None, ip, port, path)
     if not host:
         return "the URL has no host"
+    written = host
     host = host.lower()
+    if not host.isascii():
+        # a client maps the host first (`127。0。0。1`, fullwidth digits) and then reads a
+        # numeric result as an address (WHATWG: domain to ASCII, then the IPv4 parser)
+        mapped = normalise_host(host)
+        if not isinstance(mapped, str):
+            return f"the URL's host {written!r}: {mapped[1]}"
+        host = mapped
     if host.rstrip(".").rpartition(".")[2][:1].isdigit():  # the last label could be a number
         numeric = _whatwg_ipv4(host)
         if isinstance(numeric, str):
-            return f"the URL's host {host!r} is {numeric}"
+            return f"the URL's host {written!r} is {numeric}"
         if numeric is not None:
             return CallURL(scheme, None, numeric, port, path)
     normal = normalise_host(host)
     if not isinstance(normal, str):
-        return f"the URL's host {host!r}: {normal[1]}"
+        return f"the URL's host {written!r}: {normal[1]}"
     return CallURL(scheme, normal, None, port, path)
 
 

@@ -26,7 +26,8 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..escape import printable_line
-from .hooks import ToolCallEvent, bounded
+from .deadline import bounded
+from .hooks import ToolCallEvent
 
 if TYPE_CHECKING:
     from ..resolution import Resolution

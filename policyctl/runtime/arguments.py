@@ -38,6 +38,10 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not a number JSON allows here")
 
 
+# made once: `json.loads(text, parse_constant=...)` builds a new decoder on every call
+_DECODER = json.JSONDecoder(parse_constant=_no_constants)
+
+
 def parse_arguments(raw: Any) -> Any:
     """The arguments a provider sent -> a Python value (not yet checked against a schema)."""
     if raw is None:
@@ -48,7 +52,9 @@ def parse_arguments(raw: Any) -> Any:
     if not text:
         return {}
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        if text.startswith("\ufeff"):  # what json.loads refuses before decoding
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        return _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise ArgumentError([f"arguments are not valid JSON: {exc.msg}"]) from None
     except (ValueError, RecursionError) as exc:  # NaN, Infinity, 5,000-digit ints, deep nesting

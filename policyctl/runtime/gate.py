@@ -39,7 +39,7 @@ from .hooks import (
     notify_observers,
     run_hooks,
 )
-from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
+from .loopdetect import LoopConfig, LoopDetector, LoopVerdict, params_hash
 from .registry import REFUSAL_DETAILS, CallError, PreparedCall, RefusalDetail, ToolRegistry
 from .text import UnrenderableResult, render_result, safe_str, truncate
 from .tools import RuntimeTool
@@ -247,7 +247,8 @@ class CallGate:
         assert isinstance(prepared, PreparedCall)
         params = prepared.arguments
         tool = prepared.tool
-        verdict = self.loop.observe(name, params)
+        digest = params_hash(params)  # hashed once: the result is recorded under it too
+        verdict = self.loop.observe_hashed(name, digest)
         warnings: list[str] = []
         # the event is what hooks and observers read: not built for a gate that has neither
         event = self._event(name, params, meta) if self.hooks or self.observers else None
@@ -335,7 +336,11 @@ class CallGate:
             text = f"Error: {safe_str(exc)}\n\n{ERROR_HINT}"
             outcome = Outcome(name, False, text, None, tuple(warnings), self.result_limit)
         seen = outcome.text if outcome.text is not None else outcome.result
-        self.loop.record_result(name, params, seen)
+        if params is not prepared.arguments:  # a hook's rewrite ran: recorded as what ran
+            digest = params_hash(params)
+        self.loop.record_hashed(name, digest, seen)
+        if not self.observers:  # what _done would do, without a coroutine per call
+            return outcome
         return await self._done(event, outcome)
 
     @staticmethod

@@ -14,10 +14,11 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple
+
+from .deadline import bounded
 
 log = logging.getLogger("policyctl.runtime")
 
@@ -27,25 +28,11 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None)})  # exact types: a co
 def own_copy(value: dict[str, Any]) -> dict[str, Any]:
     """A copy nothing done to it can leak from: a new dict when every value is an immutable
     scalar (what deepcopy would give, without its cost), else a deep copy."""
-    if all(type(v) in _IMMUTABLE for v in value.values()):
-        return dict(value)
-    return copy.deepcopy(value)
+    for v in value.values():  # a loop, not all(...): this runs for every hook of every call
+        if type(v) not in _IMMUTABLE:
+            return copy.deepcopy(value)
+    return dict(value)
 
-
-if sys.version_info >= (3, 11):
-
-    async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
-        """`asyncio.wait_for` as Python 3.12 runs it: in the caller's task, no task per call."""
-        async with asyncio.timeout(timeout):
-            return await awaitable
-
-else:  # pragma: no cover - Python 3.10
-
-    async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
-        return await asyncio.wait_for(awaitable, timeout)
-
-
-T = TypeVar("T")
 
 HOOK_FAILED = "Tool call blocked because before_tool_call hook failed"
 HOOK_TIMEOUT = 10.0  # seconds a hook or an observer may take
@@ -82,8 +69,7 @@ Hook = Callable[[ToolCallEvent], Awaitable[HookResult]]
 Observer = Callable[[ToolCallEvent, Any], Awaitable[None]]
 
 
-@dataclass(frozen=True)
-class HookOutcome:
+class HookOutcome(NamedTuple):  # immutable, and made on every call: a tuple, not a dataclass
     params: dict[str, Any]
     blocked: str | None = None
     approval: str | None = None

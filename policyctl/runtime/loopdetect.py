@@ -102,10 +102,16 @@ class LoopDetector:
 
     def observe(self, tool: str, params: dict[str, Any], known: bool = True) -> LoopVerdict:
         """Record a call about to be made; say whether it may proceed."""
+        return self.observe_hashed(tool, params_hash(params) if known else None)
+
+    def observe_hashed(self, tool: str, params_digest: int | str | None) -> LoopVerdict:
+        """`observe` of a call whose `params_hash` the caller has (None: an unknown tool), so
+        a caller that also records the call's result hashes its parameters once."""
         cfg = self.config
         if self.flagged >= cfg.breaker:
             return LoopVerdict("critical", "circuit-breaker", self.flagged)
-        identity = (tool, params_hash(params) if known else None)
+        known = params_digest is not None
+        identity = (tool, params_digest)
         window = self.window
         if len(window) >= cfg.history:
             old = window.popleft()
@@ -147,7 +153,11 @@ class LoopDetector:
 
     def record_result(self, tool: str, params: dict[str, Any], result: Any) -> None:
         """Note a call's outcome: the same result again for the same call is no progress."""
-        identity = (tool, params_hash(params))
+        self.record_hashed(tool, params_hash(params), result)
+
+    def record_hashed(self, tool: str, params_digest: int | str, result: Any) -> None:
+        """`record_result` of a call whose `params_hash` the caller has."""
+        identity = (tool, params_digest)
         digest: object
         if result is None:  # what most tools return: the digest below, without encoding it
             digest = _NULL_DIGEST

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from ..inventory import MCP_PLUGIN_ID
-from ..names import mcp_tool_name
+from ..names import mcp_server_problem, mcp_tool_name
 from .text import render_result
 from .tools import RuntimeTool
 
@@ -51,7 +51,13 @@ def mcp_result_text(result: Any) -> str:
 def mcp_tool(
     server: str, listing: Mapping[str, Any], call: MCPCall, *, taken: Iterable[str] = ()
 ) -> RuntimeTool:
-    """One listed tool; `call(name_on_the_server, arguments)` performs `tools/call`."""
+    """One listed tool; `call(name_on_the_server, arguments)` performs `tools/call`.
+
+    A server whose name makes `<server>__` ambiguous (PC322) is refused: another server's
+    `<server>__*` rule would match its tools."""
+    ambiguous = mcp_server_problem(server)
+    if ambiguous:
+        raise ValueError(f"MCP server {server!r} {ambiguous} (PC322): rename the server")
     remote = listing.get("name")
     if not isinstance(remote, str) or not remote.strip():
         raise ValueError(f"MCP server {server!r}: a listed tool has no name")

@@ -56,6 +56,9 @@ def test_coercion(raw: object, expected: dict[str, object]) -> None:
     [
         ("[1, 2]", "arguments must be a JSON object, got list"),
         ("not json", "arguments are not valid JSON"),
+        ('{"path": "a"} {}', "arguments are not valid JSON: Extra data"),
+        ('\ufeff{"path": "a"}', "arguments are not valid JSON: Unexpected UTF-8 BOM"),
+        ('{"path": "a", "limit": NaN}', "arguments are not usable JSON: NaN is not a number"),
         (42, "arguments must be a JSON object, got int"),
         ({}, "path: required"),
         ({"path": "a", "limit": "many"}, "limit: expected integer, got str"),

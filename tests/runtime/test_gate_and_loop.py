@@ -304,3 +304,22 @@ def test_a_repeated_refusal_follows_a_registry_change() -> None:
     gate.registry.unregister("web_search")
     after = asyncio.run(gate.call("no_such_tool", {}))
     assert after.veto is not None and "web_search" not in after.veto.reason
+
+
+def test_loop_detection_records_a_result_under_the_arguments_that_ran() -> None:
+    from policyctl.runtime.loopdetect import params_hash
+
+    async def rewrite(event: ToolCallEvent) -> RewriteParams:
+        return RewriteParams({"path": "b"})
+
+    calls: list[Any] = []
+    plain = gate_for([make(calls)])
+    rewritten = gate_for([make(calls)], hooks=[rewrite])
+    asyncio.run(plain.call("read_file", {"path": "a"}))
+    asyncio.run(rewritten.call("read_file", {"path": "a"}))
+    assert calls == [("read_file", {"path": "a"}), ("read_file", {"path": "b"})]
+    # counted as the call the model made, its result recorded as the call that ran
+    assert list(plain.loop.counts) == [("read_file", params_hash({"path": "a"}))]
+    assert list(plain.loop.last_results) == [("read_file", params_hash({"path": "a"}))]
+    assert list(rewritten.loop.counts) == [("read_file", params_hash({"path": "a"}))]
+    assert list(rewritten.loop.last_results) == [("read_file", params_hash({"path": "b"}))]
