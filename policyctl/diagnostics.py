@@ -8,7 +8,6 @@ of a file's problems in one run; only unparseable input stops early.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -870,6 +869,8 @@ class PolicyError(Exception):
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """The single closest candidate, or None when nothing is close enough."""
+    import difflib  # only a bad input needs it: every command's start-up would pay for it
+
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75)
     return matches[0] if matches else None
 
