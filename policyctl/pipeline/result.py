@@ -144,6 +144,13 @@ class Resolution:
         return pos is not None and bool(self._a.alive >> pos & 1)
 
     @property
+    def selection_notes(self) -> tuple[Diagnostic, ...]:
+        """What layer selection said of this run (among `warnings`: a scheduled run of an
+        account with no configuration, PC409), without the unknown-name checks `warnings`
+        adds: `validate` asks it of every run left with no tools."""
+        return self._a.shape.notes
+
+    @property
     def plans(self) -> tuple[LayerPlan, ...]:
         """The eleven layer plans of this run (policy or skip reason), in order."""
         return self._a.plans
