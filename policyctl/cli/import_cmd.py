@@ -12,6 +12,7 @@ import argparse
 import io
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..importer import ImportResult
     from ..json5_comments import Comment
 
-from .common import EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = (
     "convert the tool policy of an OpenClaw config, Claude Code settings or a Gemini CLI "
@@ -64,7 +65,7 @@ class _Unusable(Exception):
 def run(args: argparse.Namespace) -> int:
     from ..catalog import load_catalog
     from ..diagnostics import PolicyError
-    from ..importer import import_openclaw
+    from ..importer import import_openclaw, source_path
     from ..json5_comments import json5_comments
     from .common import report_failure
     from .import_calls import run_calls
@@ -94,6 +95,23 @@ def run(args: argparse.Namespace) -> int:
         n for n in catalog.sandbox_deny if n not in catalog.tool_ids and n not in catalog.aliases
     }
     result = import_openclaw(config, channel_tools)
+    where = _locator(args.file, text)
+    if result.problems:
+        # fail closed: an import that would be looser than its source writes nothing
+        for problem in result.problems:
+            first, *others = problem.at
+            also = "".join(f" (also at {where(p)})" for p in others)
+            fix = f" (fix: {problem.fix})" if problem.fix else ""
+            print(
+                f"{where(first)}: error {problem.code}: {problem.message}{also}{fix}",
+                file=sys.stderr,
+            )
+        print(
+            f"policyctl import: {args.file} not imported: {len(result.problems)} setting(s) "
+            "would be looser in policyctl than in the source",
+            file=sys.stderr,
+        )
+        return EXIT_FINDINGS
     doc = {"catalog": args.catalog, **result.document}
     body, lost = render_yaml(doc, result, json5_comments(text))
     header = (
@@ -107,13 +125,29 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(header + body)
     for path in result.left_out:
-        print(f"left out: {path}", file=sys.stderr)
+        print(f"{where(source_path(path))}: left out (PC326): {path}", file=sys.stderr)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for line in lost:
         print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _locator(name: str, text: str) -> Callable[[tuple[str | int, ...]], str]:
+    """file:line:col of a source key path (of the nearest enclosing key that is written)."""
+    from ..json5_comments import json5_positions
+
+    positions = json5_positions(text)
+
+    def where(path: tuple[str | int, ...]) -> str:
+        for cut in range(len(path), 0, -1):
+            found = positions.get(path[:cut])
+            if found is not None:
+                return f"{name}:{found[0]}:{found[1]}"
+        return f"{name}:1:1"
+
+    return where
 
 
 def _is_claude_settings(name: str) -> bool:
