@@ -1,7 +1,10 @@
 """Import the policy-relevant parts of an OpenClaw config (JSON5) as a policyctl document.
 
-Everything else (tokens, workspaces, models, channel credentials, exec and elevated settings)
-is left out and listed by key path only, never by value, so secrets never reach the output.
+Everything else (tokens, workspaces, models, channel credentials, elevated settings) is left
+out and listed by key path only, never by value, so secrets never reach the output. Nothing
+that restricts is dropped: `tools.exec.security: deny` becomes `deny: [exec]`, and an exec
+restriction with no policyctl equivalent, or a repeated agent id, is a problem (`problems`)
+that fails the import.
 Where OpenClaw spells a policy differently, it is moved to policyctl's spelling and the move is
 recorded (`moved`), so comments written on the original follow it (`cli/import_cmd.py`):
 
