@@ -455,10 +455,12 @@ CODES: dict[str, CodeInfo] = _codes(
     (
         "PC323",
         E,
-        "import: repeated agent id",
-        "`policyctl import` found two `agents.list` entries with the same id. OpenClaw keeps "
-        "one of them, and the other's denies would be lost; the import refuses (exit 1, nothing "
-        "written) and names both entries. Merge them into one, keeping every deny.",
+        "import: one thing defined twice",
+        "`policyctl import` found two definitions of one thing: two `agents.list` entries with "
+        "the same id, a Slack channel under both `channels` and `groups`, or a key written twice "
+        "in one JSON5 object (the parser keeps only the later value). Only one could be "
+        "imported, and the other's denies would be lost; the import refuses (exit 1, nothing "
+        "written) and names both places. Merge them into one, keeping every deny.",
     ),
     (
         "PC324",

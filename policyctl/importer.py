@@ -308,9 +308,14 @@ def _group_maps(
             as_channel: Path = (*at, "channels", gid)
             imp.moved[as_channel] = as_group
             if gid in groups:
-                imp.notes.append(
-                    f"{path}.channels.{gid} and {path}.groups.{gid} both exist: the channel "
-                    "entry is imported, the group entry is not"
+                imp.problems.append(
+                    ImportProblem(
+                        "PC323",
+                        f"{path}.channels.{gid} and {path}.groups.{gid} both define group "
+                        f"{gid}: which one governs it is ambiguous",
+                        (as_channel, (*at, "groups", gid)),
+                        "merge the two into one entry (keep every deny)",
+                    )
                 )
             groups[gid] = group
             if gid.startswith("#"):

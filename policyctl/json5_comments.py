@@ -48,6 +48,8 @@ class _Scanner:
     last_line: int = 0
     #: where each key (or array item) is written: 1-based line and column, first one kept
     positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    #: a key written twice in one object (the parser keeps the later value): path, where again
+    repeated: list[tuple[Path, tuple[int, int]]] = field(default_factory=list)
 
     def here(self, path: Path) -> None:
         if path not in self.positions:
@@ -143,8 +145,11 @@ class _Scanner:
                     top.key = token
                     line, pos = start
                     key_path = (*top.path, token)
+                    at = (line, pos - self.text.rfind("\n", 0, pos))
                     if key_path not in self.positions:
-                        self.positions[key_path] = (line, pos - self.text.rfind("\n", 0, pos))
+                        self.positions[key_path] = at
+                    else:
+                        self.repeated.append((key_path, at))
                     self.flush_pending((*top.path, token))
                     self.last_path = None
                 else:
@@ -189,11 +194,14 @@ def json5_comments(text: str) -> list[Comment]:
     return _Scanner(text).scan()
 
 
-def json5_positions(text: str) -> dict[Path, tuple[int, int]]:
-    """Where each key and array item of a (valid) JSON5 text is written: (line, column)."""
+def json5_positions(
+    text: str,
+) -> tuple[dict[Path, tuple[int, int]], list[tuple[Path, tuple[int, int]]]]:
+    """Where each key and array item of a (valid) JSON5 text is written (line, column), and
+    each key written again in the same object (with where it is written again)."""
     scanner = _Scanner(text)
     scanner.scan()
-    return scanner.positions
+    return scanner.positions, scanner.repeated
 
 
 def nesting_too_deep(text: str, max_depth: int) -> int | None:

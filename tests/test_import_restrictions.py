@@ -90,3 +90,31 @@ def test_settings_that_restrict_nothing_are_left_out_with_their_location(
     assert f"{src}:2:3: left out (PC326): gateway" in err
     assert f"{src}:3:20: left out (PC326): tools.exec.security" in err
     assert f"{src}:3:38: left out (PC326): tools.exec.ask" in err
+
+
+def test_a_key_written_twice_in_one_object_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON5 parser keeps the later value: the earlier `deny` would vanish unseen."""
+    rc, out, err = _import(
+        tmp_path, capsys, '{\n  tools: { deny: ["exec"] },\n  tools: { profile: "full" },\n}\n'
+    )
+    src = tmp_path / "openclaw.json"
+    assert rc == 1 and not out.exists()
+    assert f"{src}:3:3: error PC323: tools is written twice" in err
+    assert f"(also at {src}:2:3)" in err
+
+
+def test_a_slack_channel_under_channels_and_groups_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc, out, err = _import(
+        tmp_path,
+        capsys,
+        "{\n  channels: { slack: {\n"
+        '    groups: { C1: { tools: { deny: ["exec"] } } },\n'
+        "    channels: { C1: { tools: {} } },\n  } },\n}\n",
+    )
+    src = tmp_path / "openclaw.json"
+    assert rc == 1 and not out.exists()
+    assert f"{src}:4:17: error PC323:" in err and f"(also at {src}:3:15)" in err

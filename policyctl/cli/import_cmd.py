@@ -95,19 +95,18 @@ def run(args: argparse.Namespace) -> int:
         n for n in catalog.sandbox_deny if n not in catalog.tool_ids and n not in catalog.aliases
     }
     result = import_openclaw(config, channel_tools)
-    where = _locator(args.file, text)
-    if result.problems:
+    where, errors = _locator(args.file, text)
+    for problem in result.problems:
+        first, *others = problem.at
+        also = "".join(f" (also at {where(p)})" for p in others)
+        fix = f" (fix: {problem.fix})" if problem.fix else ""
+        errors.append(f"{where(first)}: error {problem.code}: {problem.message}{also}{fix}")
+    if errors:
         # fail closed: an import that would be looser than its source writes nothing
-        for problem in result.problems:
-            first, *others = problem.at
-            also = "".join(f" (also at {where(p)})" for p in others)
-            fix = f" (fix: {problem.fix})" if problem.fix else ""
-            print(
-                f"{where(first)}: error {problem.code}: {problem.message}{also}{fix}",
-                file=sys.stderr,
-            )
+        for line in errors:
+            print(line, file=sys.stderr)
         print(
-            f"policyctl import: {args.file} not imported: {len(result.problems)} setting(s) "
+            f"policyctl import: {args.file} not imported: {len(errors)} setting(s) "
             "would be looser in policyctl than in the source",
             file=sys.stderr,
         )
@@ -134,11 +133,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _locator(name: str, text: str) -> Callable[[tuple[str | int, ...]], str]:
-    """file:line:col of a source key path (of the nearest enclosing key that is written)."""
+def _locator(name: str, text: str) -> tuple[Callable[[tuple[str | int, ...]], str], list[str]]:
+    """file:line:col of a source key path (of the nearest enclosing key that is written), and
+    an error (PC323) for each key written twice in one object: the parser keeps only the
+    later value, so the earlier one's denies would be lost without a word."""
     from ..json5_comments import json5_positions
 
-    positions = json5_positions(text)
+    positions, repeated = json5_positions(text)
+    errors = []
+    for path, (line, column) in repeated:
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:]
+        first = positions[path]
+        errors.append(
+            f"{name}:{line}:{column}: error PC323: {dotted} is written twice in one object, "
+            f"only this later value would be read (also at {name}:{first[0]}:{first[1]}) "
+            "(fix: merge the two into one key, keeping every deny)"
+        )
 
     def where(path: tuple[str | int, ...]) -> str:
         for cut in range(len(path), 0, -1):
@@ -147,7 +157,7 @@ def _locator(name: str, text: str) -> Callable[[tuple[str | int, ...]], str]:
                 return f"{name}:{found[0]}:{found[1]}"
         return f"{name}:1:1"
 
-    return where
+    return where, errors
 
 
 def _is_claude_settings(name: str) -> bool:
