@@ -74,7 +74,7 @@ class Scenario:
         """The scenario's inventory rule: core tools in catalog order, then N MCP tools."""
         return [
             *(Tool(t) for t in self.core),
-            *(Tool(f"srv{i // 10}__tool{i % 10}{salt}", "bundle-mcp") for i in range(n)),
+            *(Tool.mcp(f"srv{i // 10}__tool{i % 10}{salt}") for i in range(n)),
         ]
 
     def expected(self, ctx: RunContext, tools: list[Tool]) -> tuple[str, ...]:

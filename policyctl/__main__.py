@@ -1,3 +1,3 @@
-from policyctl.cli.main import main
+from policyctl.cli import run
 
-raise SystemExit(main())
+run()

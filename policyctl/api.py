@@ -16,12 +16,13 @@ from .diagnostics import Diagnostic, PolicyError
 from .files import policy_roots
 from .loader import LoadedDocument, load_document
 from .model import PolicyDocument
-from .schema_errors import diagnostics_from_validation
 from .settings import Limits, default_limits
 
 
 def policy_schema_diagnostics(exc: ValidationError, loaded: LoadedDocument) -> list[Diagnostic]:
     """pydantic's errors for a policy document, located in its files."""
+    from .schema_errors import diagnostics_from_validation  # a valid policy never needs it
+
     return diagnostics_from_validation(
         exc, loaded.locations, model=PolicyDocument, extra_keys=["extends"], data=loaded.data
     )

@@ -25,17 +25,16 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from .api import validate_document
+from .bundleread import FORMAT, bundle_error, read_bundle
 from .catalog import catalog_from_definition
 from .compile import CompiledPolicy, compile_document
 from .diagnostics import CODES, Diagnostic, PolicyError, Source
 from .files import read_capped
-from .loader import LoadedDocument, parse_text, read_text
-from .located import LocationIndex, flatten
+from .loader import LoadedDocument
+from .located import LocationIndex
 from .model import PolicyDocument, StrictModel
 from .schema_errors import diagnostics_from_validation
-from .settings import bundle_key_file, default_limits
-
-FORMAT = "policyctl-bundle/1"
+from .settings import bundle_key_file
 
 
 def _relative(file: str, base: Path) -> str:
@@ -121,10 +120,6 @@ def configured_key() -> bytes | None:
     return read_key(path) if path else None
 
 
-def _bundle_error(path: str, message: str, src: Source | None = None) -> PolicyError:
-    return PolicyError([Diagnostic.make("PC416", message, src or Source(path, 1, 1))])
-
-
 Row = tuple[list[str | int], str, int, int]
 
 
@@ -153,25 +148,24 @@ def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
     (POLICYCTL_BUNDLE_KEY_FILE), its signature, which is then required."""
     shown = str(path)
     key = key if key is not None else configured_key()
-    # a bundle carries the location of every value: allow it more than a policy file
-    base = default_limits()
-    limits = replace(base, max_file_bytes=base.max_file_bytes * 8, max_nodes=base.max_nodes * 8)
-    text = read_text(Path(path), limits, shown)
-    try:
-        located = parse_text(text, shown, "json", limits)
-    except PolicyError as exc:
-        raise _bundle_error(shown, f"not a bundle: {exc.diagnostics[0].message}") from None
-    data, index = flatten(located)
-    if data.get("format") != FORMAT:
-        raise _bundle_error(shown, f"not a {FORMAT} file", index.value(("format",)))
+    text, data, locate = read_bundle(path)
     try:
         bundle = BundleFile.model_validate_json(text)
     except ValidationError as exc:
         found = diagnostics_from_validation(
-            exc, index, code_for_extra="PC416", model=BundleFile, data=data
+            exc, locate(), code_for_extra="PC416", model=BundleFile, data=data
         )
+        first_line = Source(shown, 1, 1)  # a bundle too large to locate values in
         raise PolicyError(
-            [replace(d, code="PC416", severity=CODES["PC416"].severity) for d in found]
+            [
+                replace(
+                    d,
+                    code="PC416",
+                    severity=CODES["PC416"].severity,
+                    source=d.source or first_line,
+                )
+                for d in found
+            ]
         ) from None
     _verify(shown, data, bundle, key)
     table = LocationIndex()
@@ -186,9 +180,9 @@ def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
         catalog = catalog_from_definition(definition)
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"]
-        raise _bundle_error(shown, f"the bundle's catalog is invalid: {problem}") from None
+        raise bundle_error(shown, f"the bundle's catalog is invalid: {problem}") from None
     except (LookupError, TypeError, ValueError) as exc:  # a definition no compile wrote
-        raise _bundle_error(shown, f"the bundle's catalog is invalid: {exc!r}") from None
+        raise bundle_error(shown, f"the bundle's catalog is invalid: {exc!r}") from None
     loaded = LoadedDocument(bundle.document, table, bundle.root, tuple(bundle.files))
     return compile_document(validate_document(loaded), table, catalog, loaded.root, loaded.files)
 
@@ -196,14 +190,14 @@ def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
 def _verify(shown: str, data: dict[str, Any], bundle: BundleFile, key: bytes | None) -> None:
     body = {k: v for k, v in data.items() if k not in ("contentHash", "signature")}
     if bundle.content_hash != _sha256(body):
-        raise _bundle_error(
+        raise bundle_error(
             shown,
             "content hash does not match: the bundle was modified; "
             "recompile it with `policyctl compile`",
         )
     semantic = {"format": FORMAT, "catalog": bundle.catalog, "document": bundle.document}
     if bundle.hash != _sha256(semantic):
-        raise _bundle_error(
+        raise bundle_error(
             shown,
             "policy hash does not match the catalog and document: the bundle was modified; "
             "recompile it with `policyctl compile`",

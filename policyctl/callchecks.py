@@ -31,8 +31,9 @@ from .names import normalize
 from .resolve import resolve
 
 
-def layer_policies(policy: CompiledPolicy) -> Iterator[LayerPolicy]:
-    """Every layer policy a run can apply (assembled sandbox and subagent ones included)."""
+def layer_policies(policy: CompiledPolicy, calls_only: bool = True) -> Iterator[LayerPolicy]:
+    """Every layer policy a run can apply (assembled sandbox and subagent ones included);
+    with `calls_only`, those that have call rules."""
     found: list[LayerPolicy | None] = []
     for scope in tools_scopes(policy):
         found.append(scope.policy)
@@ -54,7 +55,7 @@ def layer_policies(policy: CompiledPolicy) -> Iterator[LayerPolicy]:
                 found.extend(group.senders.policies.values() if group.senders else ())
     seen: set[int] = set()
     for lp in found:
-        if lp is not None and lp.calls is not None and id(lp) not in seen:
+        if lp is not None and (lp.calls is not None or not calls_only) and id(lp) not in seen:
             seen.add(id(lp))
             yield lp
 

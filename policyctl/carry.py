@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .floors import check_floors
 from .keys import normal_key, sender_normal_form
 from .located import LocMap, LocSeq
 from .merge import union
@@ -48,7 +49,11 @@ _KIND_ORDER = {"channel": 0, "id": 1, "e164": 2, "username": 3, "name": 4, "*": 
 def carry_base_denies(base: LocMap, merged: LocMap) -> LocMap:
     """`merged` (base + child) with the base denies of every shadowed scope carried over,
     and the base `ask` lists the same way (an ask is a refusal a person can lift: a child
-    must not drop it by adding a more specific scope either)."""
+    must not drop it by adding a more specific scope either).
+
+    First, the scalars that decide whether those denies apply (sandbox mode, the main session,
+    maxSpawnDepth, the catalog) must not loosen: `floors` raises `PolicyError` when they do."""
+    check_floors(base, merged)
     for key in LISTS:
         for scope, denies in list(_carries(base, merged, key)):
             if denies:

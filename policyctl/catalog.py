@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, ValidationError, model_validator
+if TYPE_CHECKING:
+    from .catalogfile import CatalogFile
 
 from .diagnostics import Diagnostic, PolicyError, Source
 from .files import confinement_problem, extends_error
 from .loader import detect_format, parse_text, read_text
 from .located import flatten
-from .model import StrictModel as _Strict
 from .names import ascii_problem, fold
 from .settings import Limits, default_limits
 
@@ -34,78 +34,6 @@ def data_dir(kind: str) -> Path:
     """`profiles/` or `schemas/`: inside an installed wheel, else beside the package."""
     packaged = Path(__file__).parent / "_data" / kind
     return packaged if packaged.is_dir() else Path(__file__).parent.parent / kind
-
-
-# -- the file format -------------------------------------------------------------------------
-
-
-class ToolRow(_Strict):
-    id: str
-    section: str
-    profiles: list[str] = []
-    groups: list[str] = []
-    section_group: bool = True
-    owner_only: bool = False
-    read_only: bool = False
-    exclusive: bool = False
-    providers: list[str] | None = None
-    description: str | None = None
-    #: what `tool(specifier)` call rules read (see policyctl/callrules): the argument kind
-    #: and the argument that holds it; `cwd_key` is the argument naming the working directory
-    argument_kind: Literal["shell", "path", "patch", "url"] | None = None
-    argument_key: str | None = None
-    cwd_key: str | None = None
-
-    @model_validator(mode="after")
-    def _kind_needs_key(self) -> ToolRow:
-        if (self.argument_kind is None) != (self.argument_key is None):
-            raise ValueError("argument_kind and argument_key go together: give both or neither")
-        if self.cwd_key is not None and self.argument_kind is None:
-            raise ValueError("cwd_key needs argument_kind")
-        return self
-
-
-class GrantRow(_Strict):
-    tool: str
-    when_allowed: str
-    unless_denied: bool = False
-
-
-class ProfileRow(_Strict):
-    tools: list[str] | None = None
-    also: list[str] = []
-
-
-class SandboxRow(_Strict):
-    allow: list[str] = []
-    deny: list[str] = []
-
-
-class SubagentRow(_Strict):
-    deny_always: list[str] = []
-    deny_leaf: list[str] = []
-
-
-class CatalogFile(_Strict):
-    name: str
-    description: str | None = None
-    provenance: str | None = None
-    extends: str | None = None
-    tools: list[ToolRow] = []
-    aliases: dict[str, str] = {}
-    covers: dict[str, list[str]] = {}
-    grants: list[GrantRow] = []
-    deny_implies: dict[str, list[str]] = {}
-    owner_only: list[str] = []
-    image_tool: str | None = None
-    memory_flush_tools: list[str] = Field(default_factory=lambda: ["read", "write"])
-    profiles: dict[str, ProfileRow] = {}
-    provider_aliases: dict[str, str] = {}
-    sandbox: SandboxRow | None = None
-    subagents: SubagentRow | None = None
-    #: the tools a shell line's redirections are decided as (`echo x > f` writes f)
-    call_read_tool: str | None = None
-    call_write_tool: str | None = None
 
 
 # -- the compiled catalog --------------------------------------------------------------------
@@ -158,8 +86,9 @@ class Catalog:
     profiles: Mapping[str, tuple[str, ...]]
     tool_ids: frozenset[str]
     by_id: Mapping[str, CatalogTool]
-    #: the catalog files this was derived from (base first), as data: bundles carry them
-    definition: tuple[Mapping[str, Any], ...] = ()
+    #: the catalog files this was derived from (base first), as data `CatalogFile` accepts
+    #: (see `_derive`)
+    files: tuple[Mapping[str, Any], ...] = ()
     call_read_tool: str | None = None
     call_write_tool: str | None = None
 
@@ -167,46 +96,67 @@ class Catalog:
         key = fold(provider)
         return self.provider_aliases.get(key, key)
 
+    @property
+    def definition(self) -> tuple[dict[str, Any], ...]:
+        """The catalog files as data without their defaults, base first: bundles carry it
+        (`catalog_from_definition` rebuilds the catalog from it)."""
+        from .catalogfile import CatalogFile
+
+        return tuple(
+            CatalogFile.model_validate(f).model_dump(mode="json", exclude_defaults=True)
+            for f in self.files
+        )
+
 
 def catalog_from_definition(definition: list[Mapping[str, Any]]) -> Catalog:
     """Rebuild a catalog from the data a bundle carries (no files are read)."""
-    return _derive([CatalogFile.model_validate(d) for d in definition])
+    from .catalogfile import CatalogFile
+
+    return _derive([CatalogFile.model_validate(d).model_dump() for d in definition])
 
 
-def _derive(files: list[CatalogFile]) -> Catalog:
-    """Fold a catalog and the catalogs it extends (base first) into one `Catalog`."""
-    tools: dict[str, ToolRow] = {}
+def _derive(files: list[Mapping[str, Any]]) -> Catalog:
+    """Fold a catalog and the catalogs it extends (base first) into one `Catalog`.
+
+    Each file is data `CatalogFile` accepts: a validated file dumped with every field, or a
+    built-in catalog's TOML as written (`_builtin_file`), whose omitted fields take the
+    defaults below, the model's (tests/test_startup.py derives each built-in both ways)."""
+    tools: dict[str, Mapping[str, Any]] = {}
     aliases: dict[str, str] = {}
     covers: dict[str, tuple[str, ...]] = {}
-    grants: list[GrantRow] = []
+    grants: list[Mapping[str, Any]] = []
     deny_implies: dict[str, tuple[str, ...]] = {}
     owner_only: set[str] = set()
     provider_aliases: dict[str, str] = {}
-    profile_rows: dict[str, ProfileRow] = {}
+    profile_rows: dict[str, Mapping[str, Any]] = {}
     image_tool: str | None = None
     memory: list[str] = ["read", "write"]
-    sandbox = SandboxRow()
-    subagents = SubagentRow()
+    sandbox: Mapping[str, Any] = {}
+    subagents: Mapping[str, Any] = {}
     call_read: str | None = None
     call_write: str | None = None
     for f in files:
-        for row in f.tools:
-            tools[fold(row.id)] = row
-        aliases.update({fold(k): fold(v) for k, v in f.aliases.items()})
-        covers.update({k.lower(): tuple(x.lower() for x in v) for k, v in f.covers.items()})
-        grants.extend(f.grants)
-        deny_implies.update(
-            {k.lower(): tuple(x.lower() for x in v) for k, v in f.deny_implies.items()}
+        for row in f.get("tools", ()):
+            tools[fold(row["id"])] = row
+        aliases.update({fold(k): fold(v) for k, v in f.get("aliases", {}).items()})
+        covers.update(
+            {k.lower(): tuple(x.lower() for x in v) for k, v in f.get("covers", {}).items()}
         )
-        owner_only.update(fold(x) for x in f.owner_only)
-        provider_aliases.update({k.lower(): v.lower() for k, v in f.provider_aliases.items()})
-        profile_rows.update(f.profiles)
-        image_tool = f.image_tool or image_tool
-        memory = list(f.memory_flush_tools)
-        sandbox = f.sandbox or sandbox
-        subagents = f.subagents or subagents
-        call_read = f.call_read_tool or call_read
-        call_write = f.call_write_tool or call_write
+        grants.extend(f.get("grants", ()))
+        deny_implies.update(
+            {k.lower(): tuple(x.lower() for x in v) for k, v in f.get("deny_implies", {}).items()}
+        )
+        owner_only.update(fold(x) for x in f.get("owner_only", ()))
+        provider_aliases.update(
+            {k.lower(): v.lower() for k, v in f.get("provider_aliases", {}).items()}
+        )
+        profile_rows.update(f.get("profiles", {}))
+        image_tool = f.get("image_tool") or image_tool
+        memory = list(f.get("memory_flush_tools", ["read", "write"]))
+        sandbox = f.get("sandbox") or sandbox
+        subagents = f.get("subagents") or subagents
+        call_read = f.get("call_read_tool") or call_read
+        call_write = f.get("call_write_tool") or call_write
     last = files[-1]
 
     def norm(name: str) -> str:
@@ -216,21 +166,21 @@ def _derive(files: list[CatalogFile]) -> Catalog:
     rows = tuple(
         CatalogTool(
             tid,
-            r.section.lower(),
-            tuple(p.lower() for p in r.profiles),
-            tuple(g.lower() for g in r.groups),
-            r.section_group,
-            r.read_only,
-            r.exclusive,
-            frozenset(p.lower() for p in r.providers) if r.providers else None,
-            r.description,
-            r.argument_kind,
-            r.argument_key,
-            r.cwd_key,
+            r["section"].lower(),
+            tuple(p.lower() for p in r.get("profiles", ())),
+            tuple(g.lower() for g in r.get("groups", ())),
+            r.get("section_group", True),
+            r.get("read_only", False),
+            r.get("exclusive", False),
+            frozenset(p.lower() for p in r["providers"]) if r.get("providers") else None,
+            r.get("description"),
+            r.get("argument_kind"),
+            r.get("argument_key"),
+            r.get("cwd_key"),
         )
         for tid, r in tools.items()
     )
-    owner_only.update(t for t, r in tools.items() if r.owner_only)
+    owner_only.update(t for t, r in tools.items() if r.get("owner_only", False))
     groups: dict[str, list[str]] = {}
     for tool in rows:
         if tool.section_group:
@@ -243,19 +193,20 @@ def _derive(files: list[CatalogFile]) -> Catalog:
             profiles.setdefault(p, []).append(tool.id)
     for pname, prow in profile_rows.items():
         key = fold(pname)
-        base = list(prow.tools) if prow.tools is not None else profiles.get(key, [])
-        profiles[key] = [*base, *(x for x in prow.also if x not in base)]
+        listed = prow.get("tools")
+        base = list(listed) if listed is not None else profiles.get(key, [])
+        profiles[key] = [*base, *(x for x in prow.get("also", ()) if x not in base)]
     profiles[FULL_PROFILE] = ["*"]
     grant_map: dict[str, list[Grant]] = {}
     for grant in grants:
-        grant_map.setdefault(norm(grant.tool), []).append(
-            Grant(norm(grant.tool), norm(grant.when_allowed), grant.unless_denied)
+        granted = norm(grant["tool"])
+        grant_map.setdefault(granted, []).append(
+            Grant(granted, norm(grant["when_allowed"]), grant.get("unless_denied", False))
         )
-    definition = tuple(f.model_dump(mode="json", exclude_defaults=True) for f in files)
     return Catalog(
-        name=last.name,
-        description=last.description or last.name,
-        provenance=last.provenance or "",
+        name=last["name"],
+        description=last.get("description") or last["name"],
+        provenance=last.get("provenance") or "",
         tools=rows,
         aliases=aliases,
         covers=covers,
@@ -265,49 +216,62 @@ def _derive(files: list[CatalogFile]) -> Catalog:
         image_tool=norm(image_tool) if image_tool else None,
         memory_flush_tools=tuple(norm(x) for x in memory),
         provider_aliases=provider_aliases,
-        sandbox_allow=tuple(sandbox.allow),
-        sandbox_deny=tuple(sandbox.deny),
-        subagent_deny_always=tuple(subagents.deny_always),
-        subagent_deny_leaf=tuple(subagents.deny_leaf),
+        sandbox_allow=tuple(sandbox.get("allow", ())),
+        sandbox_deny=tuple(sandbox.get("deny", ())),
+        subagent_deny_always=tuple(subagents.get("deny_always", ())),
+        subagent_deny_leaf=tuple(subagents.get("deny_leaf", ())),
         groups={k: tuple(v) for k, v in groups.items()},
         profiles={k: tuple(v) for k, v in profiles.items()},
         tool_ids=frozenset(tools),
         by_id={t.id: t for t in rows},
-        definition=definition,
+        files=tuple(files),
         call_read_tool=norm(call_read) if call_read else None,
         call_write_tool=norm(call_write) if call_write else None,
     )
 
 
-def _builtin_file(text: str) -> CatalogFile | None:
-    """A built-in catalog, parsed without source positions (they only serve diagnostics, and
-    locating every value costs more than the rest of reading it). None if it has a problem
-    after all: the located reading then reports it."""
+def _builtin_file(text: str) -> dict[str, Any] | None:
+    """A built-in catalog's data, parsed without source positions (they only serve
+    diagnostics, and locating every value costs more than the rest of reading it) and not
+    validated: the built-in catalogs are policyctl's own data, each checked against
+    `CatalogFile` by tests/test_startup.py, and building the model would cost every process
+    more than reading the catalog. None if the TOML or a tool id has a problem after all: the
+    located, validated reading then reports it."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on Python 3.10 only
         import tomli as tomllib
 
     try:
-        parsed = CatalogFile.model_validate(tomllib.loads(text))
-    except (tomllib.TOMLDecodeError, ValidationError):
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
         return None
-    return None if any(ascii_problem(fold(row.id)) for row in parsed.tools) else parsed
+    tools = data.get("tools", [])
+    ids_ok = isinstance(tools, list) and all(
+        isinstance(row, dict) and isinstance(row.get("id"), str) for row in tools
+    )
+    if not ids_ok or any(ascii_problem(fold(row["id"])) for row in tools):
+        return None
+    return data
 
 
 def _read_catalog_file(
     path: Path, limits: Limits, shown: str, builtin: bool = False
-) -> CatalogFile:
-    from .schema_errors import diagnostics_from_validation
-
+) -> Mapping[str, Any]:
+    """A catalog file as data for `_derive`; validated unless it is a built-in one."""
     text = read_text(path, limits, shown)
     fast = _builtin_file(text) if builtin else None
     if fast is not None:
         return fast
+    from pydantic import ValidationError
+
+    from .catalogfile import CatalogFile
+    from .schema_errors import diagnostics_from_validation
+
     located = parse_text(text, shown, detect_format(str(path)), limits)
     data, index = flatten(located)
     try:
-        parsed = CatalogFile.model_validate(data)
+        parsed: CatalogFile = CatalogFile.model_validate(data)
     except ValidationError as exc:
         raise PolicyError(
             diagnostics_from_validation(
@@ -328,7 +292,7 @@ def _read_catalog_file(
             )
     if problems:
         raise PolicyError(problems)
-    return parsed
+    return parsed.model_dump()
 
 
 @lru_cache(maxsize=8)
@@ -375,12 +339,12 @@ def load_catalog(
         raise PolicyError(
             [Diagnostic.make("PC101", f"catalog file {path} does not exist", named_at, "catalog")]
         )
-    chain: list[CatalogFile] = []
-    current: CatalogFile = _read_catalog_file(path, limits, str(path))
+    chain: list[Mapping[str, Any]] = []
+    current = _read_catalog_file(path, limits, str(path))
     chain.append(current)
     seen = {path.resolve()}
-    while current.extends:
-        parent = current.extends
+    while current.get("extends"):
+        parent: str = current["extends"]
         if parent in BUILTIN_CATALOGS:
             base_path = data_dir("profiles") / f"{parent}.toml"
             shown = f"<catalog {parent}>"

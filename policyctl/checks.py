@@ -356,7 +356,8 @@ def _empty_contexts(
 ) -> Iterator[Diagnostic]:
     """PC308 for every matrix context left with no tools, one diagnostic per set of layers
     that empties them, with the count and the contexts (a run that fails closed by design,
-    a scheduled run in a deleted account (PC409), is not a finding). Contexts that resolve
+    a scheduled run in a deleted account (PC409) or a memory flush in a run without read and
+    write, is not a finding). Contexts that resolve
     alike (`runs`) are decided once."""
     if matrix.sampled:
         yield Diagnostic.make(
@@ -371,6 +372,10 @@ def _empty_contexts(
         res = run.resolution
         labels = tuple(res.emptied_by())
         if not labels or any(w.code == "PC409" for w in res.warnings):
+            continue
+        if res.context.trigger == "memory":
+            # the memory flush keeps only read and write (semantics 7): a run without them
+            # has nothing to flush with, by design; the fix would be to widen the policy
             continue
         found.setdefault(labels, []).extend(run.labels)
         first.setdefault(labels, res)

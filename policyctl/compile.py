@@ -29,7 +29,8 @@ from .compiled import (
 )
 from .diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
 from .entries import Entry, EntryList, Origin, build_list
-from .inventory import Inventory, Tool, core_tools, mcp_tools
+from .inventory import Inventory, Tool, core_tools, marks_mcp, mcp_tools
+from .keys import own_session_kind
 from .located import LocationIndex, format_path, join_path
 from .model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
 from .names import (
@@ -498,7 +499,12 @@ class _Compiler:
         inv = self.doc.inventory
         if inv is None:
             return ()
-        tools = [Tool(p.name, p.plugin_id, p.optional) for p in inv.plugins or ()]
+        declared = list(inv.plugins or ())
+        # a declared `bundle-mcp` id is refused below (PC385); the tool is never an MCP tool
+        tools = [
+            Tool(p.name, None if marks_mcp(p.plugin_id) else p.plugin_id, p.optional)
+            for p in declared
+        ]
         servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
         for name in servers:
             ambiguous = mcp_server_problem(name)
@@ -520,11 +526,12 @@ class _Compiler:
             path: DocPath = (
                 ("inventory", "plugins", i, "name") if i < plugin_count else ("inventory", "mcp")
             )
-            plugin = fold(t.plugin_id or "")
+            given = declared[i].plugin_id if i < plugin_count else t.plugin_id
+            plugin = fold(given or "")
             if i < plugin_count and (plugin in cat.tool_ids or plugin in cat.aliases):
                 self.report(
                     "PC382",
-                    f'plugin id "{t.plugin_id}" is the name of a core tool: `allow: '
+                    f'plugin id "{given}" is the name of a core tool: `allow: '
                     f"[{plugin}]` would grant every tool of the plugin",
                     ("inventory", "plugins", i, "pluginId"),
                     fix="give the plugin an id that no core tool has",
@@ -533,7 +540,7 @@ class _Compiler:
             if reserved:
                 self.report(
                     "PC385",
-                    f'plugin id "{t.plugin_id}" {reserved}: entries written for it would grant '
+                    f'plugin id "{given}" {reserved}: entries written for it would grant '
                     "every tool of the plugin",
                     ("inventory", "plugins", i, "pluginId"),
                     fix="give the plugin an id that is not entry syntax",
@@ -584,6 +591,19 @@ def compile_document(
     channels = c.channels()
     declared = c.declared_tools()
     session = doc.session
+    main_key = session.main_key if session else None
+    own_kind = own_session_kind(main_key) if main_key else None
+    if own_kind is not None:
+        c.problems.append(
+            Diagnostic.make(
+                "PC362",
+                f'session.mainKey "{main_key}" is a {own_kind} session key: that session '
+                "has its own key and is never the main session",
+                index.value(("session", "mainKey")),
+                "session.mainKey",
+                'use a plain key such as "main"',
+            )
+        )
     errors = [d for d in c.problems if d.severity is Severity.ERROR]
     if errors:
         # an alsoAllow list is read twice (profile layer, and its own scope): report it once

@@ -146,3 +146,42 @@ class CompiledPolicy(_Weakly):
 
     def default_tools(self) -> list[Tool]:
         return list(self.default_inventory.tools)
+
+
+# -- what a policy holds, in every scope (the matrix, the context warnings, call checks) ------
+
+
+def tools_scopes(policy: CompiledPolicy) -> list[ToolsScope]:
+    scopes = [policy.global_tools]
+    if policy.defaults_tools is not None:
+        scopes.append(policy.defaults_tools)
+    scopes.extend(a.tools for a in policy.agents.values() if a.tools is not None)
+    return scopes
+
+
+def provider_keys(policy: CompiledPolicy) -> set[str]:
+    """Every `byProvider` key of the policy (`provider` or `provider/model`)."""
+    return {key for scope in tools_scopes(policy) for key in scope.by_provider}
+
+
+def sender_tables(policy: CompiledPolicy) -> list[SenderTable]:
+    """Every `toolsBySender` table: of each tools scope, then of each group."""
+    tables = [s.senders for s in tools_scopes(policy) if s.senders is not None]
+    for channel in policy.channels.values():
+        for groups in (channel.groups, *channel.accounts.values()):
+            for group in (groups or {}).values():
+                if group.senders is not None:
+                    tables.append(group.senders)
+    return tables
+
+
+def group_map(
+    policy: CompiledPolicy, channel: str, account: str | None
+) -> dict[str, GroupPolicy] | None:
+    """The groups map a run in this channel and account uses (semantics 7.4)."""
+    found = policy.channels.get(channel)
+    if found is None:
+        return None
+    if account is not None and found.accounts.get(account) is not None:
+        return dict(found.accounts[account] or {})
+    return dict(found.groups) if found.groups is not None else None

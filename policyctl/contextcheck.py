@@ -20,7 +20,6 @@ policy never mentions, with the closest value it does mention:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -32,7 +31,9 @@ if TYPE_CHECKING:
     from .pipeline.context import EffectiveContext
 
 CONTEXT_CODES = frozenset({"PC450", "PC451", "PC452", "PC453", "PC454"})
-log = logging.getLogger("policyctl.runtime")
+#: the logger `log_context_warnings` writes to (logging is imported there: a `resolve`
+#: command never logs, and importing logging costs every start)
+LOGGER = "policyctl.runtime"
 _LOGGED_MAX = 256  # identical warnings are logged once (the newest 256 are remembered)
 _logged: dict[tuple[int, str], None] = {}
 
@@ -48,7 +49,8 @@ def unknown_context_values(policy: CompiledPolicy, eff: EffectiveContext) -> tup
 
 
 def _check(policy: CompiledPolicy, eff: EffectiveContext) -> Iterator[Diagnostic]:
-    from .matrix import group_map, provider_keys, sender_tables
+    # from compiled, not matrix: a resolve must not import the matrix to check its context
+    from .compiled import group_map, provider_keys, sender_tables
 
     if eff.agent is not None and policy.agents and eff.agent not in policy.agents:
         known = sorted(policy.agents)
@@ -60,8 +62,9 @@ def _check(policy: CompiledPolicy, eff: EffectiveContext) -> Iterator[Diagnostic
     if eff.provider is not None:
         keys = sorted(provider_keys(policy))
         providers = sorted({k.partition("/")[0] for k in keys})
-        hint = _hint(eff.provider, providers)
-        if eff.provider not in providers and hint:
+        # (a known provider needs no hint: difflib is not even imported)
+        hint = _hint(eff.provider, providers) if eff.provider not in providers else ""
+        if hint:
             yield Diagnostic.make(
                 "PC451",
                 f'provider "{eff.provider}" matches no tools.byProvider key '
@@ -146,6 +149,9 @@ def context_warnings(policy: CompiledPolicy, context: RunContext) -> tuple[Diagn
 
 def log_context_warnings(policy: CompiledPolicy, context: RunContext) -> None:
     """Log each warning for this run on the runtime's logger, once per policy and message."""
+    import logging
+
+    log = logging.getLogger(LOGGER)
     for warning in context_warnings(policy, context):
         key = (id(policy), warning.message)
         if key in _logged:

@@ -8,7 +8,6 @@ of a file's problems in one run; only unparseable input stops early.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -380,6 +379,39 @@ CODES: dict[str, CodeInfo] = _codes(
         "fine); remove the key or write the specific calls that may ask in `ask`.",
     ),
     (
+        "PC359",
+        E,
+        "sandbox loosened by extends",
+        "An extending file sets a sandbox mode looser than the extended file's (off < non-main "
+        "< all) for the defaults or an agent (an agent entry it adds has the base's default "
+        "mode as its floor), or moves the main session (`session.mainKey`, `session.scope`) "
+        "while an agent is `non-main`: the base's sandbox denies would stop applying there.",
+    ),
+    (
+        "PC360",
+        E,
+        "maxSpawnDepth raised by extends",
+        "An extending file raises `agents.defaults.subagents.maxSpawnDepth`: subagents at the "
+        "extended file's depth would stop being leaves and keep the spawning and session "
+        "tools. It may only be lowered.",
+    ),
+    (
+        "PC361",
+        E,
+        "catalog changed by extends",
+        "An extending file names another catalog than the extended file: the base's group "
+        "entries, profiles, aliases and default denies would expand from it. Set the catalog "
+        "in the extended file (an operator catalog can extend a built-in one).",
+    ),
+    (
+        "PC362",
+        E,
+        "session.mainKey names a group, channel, DM or subagent session",
+        "The main session is the agent's own session; a group, channel, direct-message or "
+        "subagent session has its own key and is never the main session (semantics 7.6), so "
+        "under sandbox mode non-main it stays sandboxed. Use a plain key such as `main`.",
+    ),
+    (
         "PC311",
         E,
         "keys collide after normalisation",
@@ -396,6 +428,16 @@ CODES: dict[str, CodeInfo] = _codes(
         "(`-`, `_`, `.`, space) or glyphs that common fonts confuse (`0`/`o`, `1`/`l`/`I`/`|`, "
         "`rn`/`m`, `vv`/`w`): `c0der` next to `coder`. They are two scopes that select "
         "different runs, and a reviewer reads them as one. Rename one of them.",
+    ),
+    (
+        "PC313",
+        E,
+        "forged MCP marker",
+        "A tool carries the plugin id `bundle-mcp` (in any case or spacing) without having been "
+        "made as an MCP tool, so every `bundle-mcp` entry would grant it. Only the runtime's MCP "
+        "code (`policyctl.runtime.mcp.mcp_tools`) and `Tool.mcp` (a host bridging MCP servers) "
+        "make such tools; any other is refused by the tool registry and dropped from a runtime "
+        "inventory. Give a plugin's tools the plugin's own id.",
     ),
     (
         "PC380",
@@ -862,6 +904,8 @@ class PolicyError(Exception):
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     """The single closest candidate, or None when nothing is close enough."""
+    import difflib  # only a bad input needs it: every command's start-up would pay for it
+
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.75)
     return matches[0] if matches else None
 

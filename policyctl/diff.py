@@ -21,6 +21,7 @@ from .escape import md_code, md_literal, printable_line
 from .loader import load_document
 from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix, main_session_key
+from .probes import MAX_PROBES, probe_tools, with_probes
 from .resolution import RemovedTool, Resolution
 from .resolve import resolve
 
@@ -174,10 +175,15 @@ def diff_policies(
         from .calldiff import DecisionDiff, RuleDiff
 
         rule_diff, decision_diff = RuleDiff(), DecisionDiff(calls or ())
+    # the tools a runtime may connect that neither file declares (probes.py): a change that
+    # only concerns them must not compare as "no change"
+    probes, capped = probe_tools(old, new)
+    sampled = sampled or capped
+    old_tools, new_tools = with_probes(old, probes), with_probes(new, probes)
     for label, cell in cells.items():
         context = rooted(cell.context)
-        before = resolve(old, context, require_tools=False)
-        after = resolve(new, context, require_tools=False)
+        before = resolve(old, context, old_tools, require_tools=False)
+        after = resolve(new, context, new_tools, require_tools=False)
         if with_calls:
             rule_diff.add(label, before, after)
             decision_diff.add(label, before, after)
@@ -259,7 +265,8 @@ def render_text(result: DiffResult) -> str:
     if not result.conclusive:
         lines.append(
             "a sample cannot show that no other context gains a tool: --fail-on-widen fails "
-            "unless --allow-sampled accepts it; raise --max-contexts to compare them all"
+            "unless --allow-sampled accepts it; raise --max-contexts to compare them all (or, "
+            f"when more than {MAX_PROBES} changed entries name runtime tools, split the change)"
         )
     return "\n".join(lines) + "\n"
 
@@ -274,7 +281,8 @@ def render_markdown(result: DiffResult) -> str:
         lines += [
             "",
             "**Inconclusive:** no widening in the sampled contexts, which does not show that "
-            "no other context widens (raise `--max-contexts`, or accept with `--allow-sampled`).",
+            "no other context widens (raise `--max-contexts`, or accept with `--allow-sampled`; "
+            f"more than {MAX_PROBES} changed entries naming runtime tools are sampled too).",
         ]
     gains = [c for c in result.changes if c.direction == "gain"]
     losses = [c for c in result.changes if c.direction == "lose"]

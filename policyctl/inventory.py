@@ -7,6 +7,7 @@ import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Any
 
 from .bounded import BoundedCache
 from .catalog import Catalog
@@ -41,6 +42,23 @@ class Tool:
     optional: bool
 
     def __new__(cls, name: str, plugin_id: str | None = None, optional: bool = False) -> Tool:
+        if plugin_id is not None and marks_mcp(plugin_id):
+            # checked before the intern table: it would hand back a real MCP tool otherwise
+            raise ValueError(
+                f"tool {name!r}: the plugin id {plugin_id!r} marks MCP tools, which only "
+                "Tool.mcp(name) makes (a host bridging MCP servers); a plugin needs its own id"
+            )
+        return cls._intern(name, plugin_id, optional)
+
+    @classmethod
+    def mcp(cls, name: str, optional: bool = False) -> Tool:
+        """A tool a host bridges from an MCP server: plugin `bundle-mcp`, so every
+        `bundle-mcp` entry matches it. The only way to make one (`Tool(name, "bundle-mcp")`
+        is refused), so a plugin's tools never ride on those entries."""
+        return cls._intern(name, MCP_PLUGIN_ID, optional)
+
+    @classmethod
+    def _intern(cls, name: str, plugin_id: str | None, optional: bool) -> Tool:
         key = (name, plugin_id, optional)
         found = _INTERNED.get(key)
         if found is None:
@@ -64,9 +82,21 @@ class Tool:
     def __delattr__(self, name: str) -> None:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
-    def __reduce__(self) -> tuple[type[Tool], tuple[str, str | None, bool]]:
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # a copy or an unpickled tool is interned again: still the one object of its content
+        if self.plugin_id == MCP_PLUGIN_ID:
+            return (Tool.mcp, (self.name, self.optional))
         return (Tool, (self.name, self.plugin_id, self.optional))
+
+    @property
+    def is_mcp(self) -> bool:
+        """Made by `Tool.mcp`: the one tool of its content in the intern table, under the MCP
+        id. A tool whose `plugin_id` was overwritten afterwards (`object.__setattr__`) is
+        interned under its old key, so it is not."""
+        return (
+            self.plugin_id == MCP_PLUGIN_ID
+            and _INTERNED.get((self.name, MCP_PLUGIN_ID, self.optional)) is self
+        )
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, plugin_id={self.plugin_id!r}, optional={self.optional!r})"
@@ -75,6 +105,19 @@ class Tool:
 _INTERNED: weakref.WeakValueDictionary[tuple[str, str | None, bool], Tool]
 _INTERNED = weakref.WeakValueDictionary()
 _INTERN_LOCK = threading.Lock()
+
+
+def marks_mcp(plugin_id: object) -> bool:
+    """Whether a plugin id reads as the MCP marker once normalised (`" Bundle-MCP"` too)."""
+    return isinstance(plugin_id, str) and fold(plugin_id) == MCP_PLUGIN_ID
+
+
+def genuine_mcp(tool: object) -> bool:
+    """Whether a tool (or a stand-in with a `plugin_id`) that carries the MCP marker was made
+    as an MCP tool (`Tool.mcp`); always True for a tool without the marker."""
+    if not marks_mcp(getattr(tool, "plugin_id", None)):
+        return True
+    return type(tool) is Tool and tool.is_mcp
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +136,16 @@ class Inventory:
     plugin_ids: frozenset[str] = field(default=frozenset(), compare=False)
     mcp_prefixes: frozenset[str] = field(default=frozenset(), compare=False)
     _fingerprint: bytes = field(default=b"", compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # made directly rather than by `build`: a tool claiming the MCP marker must still be
+        # a real MCP tool, or it would ride on every `bundle-mcp` entry
+        forged = [t.name for t in self.tools if not genuine_mcp(t)]
+        if forged:
+            raise ValueError(
+                f"tools {forged[:5]} carry the MCP plugin id but were not made by Tool.mcp "
+                "(PC313): refused"
+            )
 
     def __hash__(self) -> int:
         return hash(self.fingerprint)
@@ -152,6 +205,17 @@ class Inventory:
                 conflicts.append(Diagnostic.make("PC301", f'tool "{tool.name}" dropped: {bad}'))
                 continue
             plugin = fold(tool.plugin_id) if tool.plugin_id else None
+            if plugin == MCP_PLUGIN_ID and not genuine_mcp(tool):
+                # a plugin's tool with the MCP marker written in would ride on every
+                # `bundle-mcp` entry: only `Tool.mcp` (the host's MCP bridge) makes one
+                conflicts.append(
+                    Diagnostic.make(
+                        "PC313",
+                        f'tool "{name}" dropped: it carries the MCP plugin id '
+                        f"{tool.plugin_id!r} but was not made as an MCP tool",
+                    )
+                )
+                continue
             # the other plugins' ids: a tool named like one would stand for all its tools
             other = name in plugin_ids and name != plugin
             syntax = entry_syntax(name, (name,) if other else ())
@@ -172,9 +236,9 @@ class Inventory:
                     )
                 )
                 continue
-            # `bundle-mcp` is how the host marks its MCP tools (the runtime's MCP client and
-            # test doubles use it), so it stands here; a policy file's declared plugins may not
-            # claim it (PC385). A `group:...` or `*` id is never an MCP marker: dropped.
+            # `bundle-mcp` is how the host marks its MCP tools (`Tool.mcp`, checked above),
+            # so it stands here; a policy file's declared plugins may not claim it (PC385).
+            # A `group:...` or `*` id is never an MCP marker: dropped.
             reserved = (
                 plugin_id_syntax(plugin) if plugin is not None and plugin != MCP_PLUGIN_ID else None
             )
@@ -213,7 +277,12 @@ class Inventory:
                 and tool.plugin_id == plugin
                 and tool.optional == optional
             )
-            kept[name] = tool if normal else Tool(name, plugin, optional)
+            if normal:
+                kept[name] = tool
+            elif plugin == MCP_PLUGIN_ID:  # a real MCP tool (checked above), renamed
+                kept[name] = Tool.mcp(name, optional)
+            else:
+                kept[name] = Tool(name, plugin, optional)
         ordered = tuple(kept.values())
         plugins = frozenset(t.plugin_id for t in ordered if t.plugin_id)
         prefixes = frozenset(
@@ -246,5 +315,5 @@ def mcp_tools(servers: Mapping[str, Iterable[str]]) -> list[Tool]:
         for name in names:
             full = mcp_tool_name(server, name, taken)
             taken.append(full)
-            out.append(Tool(full, MCP_PLUGIN_ID))
+            out.append(Tool.mcp(full))
     return out

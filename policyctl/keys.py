@@ -225,3 +225,20 @@ def migrate_legacy(doc: LocMap, diagnostics: list[Diagnostic]) -> LocMap:
 
 def _src(value: Any) -> Source | None:
     return getattr(value, "src", None)
+
+
+def own_session_kind(key: str) -> str | None:
+    """What kind of session `key` names when it is one with a key of its own (semantics 7.6):
+    "group", "channel", "direct-message" or "subagent"; None for any other key. Such a
+    session is never the main session, whatever `session.mainKey` says."""
+    from .context import parse_session_key
+
+    info = parse_session_key(key)
+    if info.is_subagent or info.subagent_depth:
+        return "subagent"
+    if info.channel is None:
+        return None
+    if info.group is None:
+        return "direct-message"
+    lowered = [part.strip().lower() for part in key.split(":")]
+    return "channel" if "channel" in lowered and "group" not in lowered else "group"

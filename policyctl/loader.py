@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path as FsPath
 from typing import Any
 
-from .carry import carry_base_denies
 from .diagnostics import Diagnostic, PolicyError, Severity, Source
 from .files import (
     NotRegularFile,
@@ -578,6 +577,8 @@ class _Loading:
     def _merge(self, base: LocMap, over: LocMap) -> LocMap:
         """`over` on top of `base`; the base's denies follow into scopes `over` adds that would
         shadow them (see `carry`)."""
+        from .carry import carry_base_denies  # only a file that extends another needs it
+
         return carry_base_denies(base, merge(base, over, self.diagnostics))
 
     def _parse(self, path: FsPath, shown: str, text: str | None, named_at: Source | None) -> LocMap:

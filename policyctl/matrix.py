@@ -34,10 +34,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from .compiled import group_map, provider_keys, sender_tables
+from .compiled import tools_scopes as tools_scopes  # where callchecks has always found it
 from .context import RunContext, Sender, group_candidates
 
 if TYPE_CHECKING:  # types only: the matrix reads the compiled policy's indexes, nothing more
-    from .compile import CompiledPolicy, GroupPolicy, LayerPolicy, SenderTable, ToolsScope
+    from .compile import CompiledPolicy, GroupPolicy, LayerPolicy
     from .pipeline.context import EffectiveContext
 
 _SEED = 0x5EED
@@ -415,19 +417,6 @@ def _label(cell: Cell) -> str:
 # -- the dimensions' values ------------------------------------------------------------------
 
 
-def tools_scopes(policy: CompiledPolicy) -> list[ToolsScope]:
-    scopes = [policy.global_tools]
-    if policy.defaults_tools is not None:
-        scopes.append(policy.defaults_tools)
-    scopes.extend(a.tools for a in policy.agents.values() if a.tools is not None)
-    return scopes
-
-
-def provider_keys(policy: CompiledPolicy) -> set[str]:
-    """Every `byProvider` key of the policy (`provider` or `provider/model`)."""
-    return {key for scope in tools_scopes(policy) for key in scope.by_provider}
-
-
 def _providers(policy: CompiledPolicy) -> list[tuple[str | None, str | None]]:
     out: list[tuple[str | None, str | None]] = [(None, None)]
     for key in sorted(provider_keys(policy)):
@@ -453,16 +442,6 @@ def _catalog_provider_classes(policy: CompiledPolicy, mentioned: set[str]) -> li
     for provider in sorted(candidates - mentioned):
         seen.setdefault(gates(policy, provider), provider)
     return list(seen.values())
-
-
-def sender_tables(policy: CompiledPolicy) -> list[SenderTable]:
-    tables = [s.senders for s in tools_scopes(policy) if s.senders is not None]
-    for channel in policy.channels.values():
-        for groups in (channel.groups, *channel.accounts.values()):
-            for group in (groups or {}).values():
-                if group.senders is not None:
-                    tables.append(group.senders)
-    return tables
 
 
 _ABSENT = "absent"
@@ -561,18 +540,6 @@ def _unused(name: str, taken: Iterable[str]) -> str:
     while name in used:
         name += "'"
     return name
-
-
-def group_map(
-    policy: CompiledPolicy, channel: str, account: str | None
-) -> dict[str, GroupPolicy] | None:
-    """The groups map a run in this channel and account uses (semantics 7.4)."""
-    found = policy.channels.get(channel)
-    if found is None:
-        return None
-    if account is not None and found.accounts.get(account) is not None:
-        return dict(found.accounts[account] or {})
-    return dict(found.groups) if found.groups is not None else None
 
 
 def representative(policy: CompiledPolicy, context: RunContext) -> MatrixContext:

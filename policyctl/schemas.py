@@ -23,7 +23,7 @@ def _policy() -> dict[str, object]:
 
 
 def _catalog() -> dict[str, object]:
-    from .catalog import CatalogFile
+    from .catalogfile import CatalogFile
 
     schema = CatalogFile.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"

@@ -77,6 +77,9 @@ class PolicyStore:
         self._errors: tuple[Diagnostic, ...] = ()
         self._watched: tuple[Path, ...] = (self.path,)
         self._fingerprint: Fingerprint | None = None
+        #: the watched files' stat as the store last saw it, and when (its own clock)
+        self._observed: tuple[tuple[int, int, int] | None, ...] = ()
+        self._observed_at = 0.0
         self._lock = threading.Lock()  # one reload at a time; readers never take it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -133,15 +136,28 @@ class PolicyStore:
             time.sleep(max(self.settle, 0.01))
 
     def _quiet(self, paths: Iterable[Path]) -> bool:
-        """No file modified within the last `settle` seconds (nor in the future)."""
+        """No watched file modified within the last `settle` seconds.
+
+        By the files' mtimes when they are older than that; otherwise by the store's own
+        observation: their stat (mtime, size, inode) unchanged for `settle` seconds of its
+        clock. An mtime in the future (clock skew, a `tar` or `rsync -t` copy) would never
+        look old, and waiting for it would keep a revocation out of service."""
         now = time.time()
+        stats: list[tuple[int, int, int] | None] = []
+        recent = False
         for p in paths:
             try:
-                if now - p.stat().st_mtime < self.settle:
-                    return False
+                st = p.stat()
             except OSError:
+                stats.append(None)
                 continue
-        return True
+            stats.append((st.st_mtime_ns, st.st_size, st.st_ino))
+            if now - st.st_mtime < self.settle:
+                recent = True
+        observed, clock = tuple(stats), time.monotonic()
+        if observed != self._observed:
+            self._observed, self._observed_at = observed, clock
+        return not recent or clock - self._observed_at >= self.settle
 
     def _reload(self, verify_quiet: bool) -> bool:
         with self._lock:

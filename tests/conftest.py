@@ -59,6 +59,8 @@ def run(
 
 
 def tools(*names: str, plugin: str | None = None, optional: bool = False) -> list[Tool]:
+    if plugin == "bundle-mcp":  # the host's MCP tools: only Tool.mcp makes them
+        return [Tool.mcp(n, optional) for n in names]
     return [Tool(n, plugin, optional) for n in names]
 
 

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from reference.bugs import QUIRKS
-from reference.merge import extended
+from reference.merge import extended, loosened, tightened
 from reference.pipeline import Outcome, run
 
 from policyctl import PolicyError, RunContext, Sender, Tool, load_policy, load_policy_text, resolve
@@ -30,8 +30,8 @@ CATALOGS = {name: builtin_catalog(name) for name in ("openclaw-2026.4", "opencla
 PLUGINS = [
     Tool("voice_call", "voice"),
     Tool("voice_record", "voice", optional=True),
-    Tool("gh__pr", "bundle-mcp"),
-    Tool("gh__merge", "bundle-mcp"),
+    Tool.mcp("gh__pr"),
+    Tool.mcp("gh__merge"),
     Tool("slack_post", "slack"),  # a chat-channel plugin: the sandbox default deny names it
 ]
 ENTRIES = [
@@ -317,6 +317,13 @@ def test_engine_agrees_with_the_specification(
         if base is not None:  # the document extends another one
             base["catalog"] = doc["catalog"]
             Path(tmp, "base.json").write_text(json.dumps(base), encoding="utf-8")
+            refused = loosened(base, doc)
+            if refused:  # a loosened sandbox mode, main session or depth (README "Security")
+                path.write_text(json.dumps({**doc, "extends": ["base.json"]}), encoding="utf-8")
+                with pytest.raises(PolicyError) as caught:
+                    load_policy(path)
+                assert {d.code for d in caught.value.diagnostics} == set(refused)
+                doc = tightened(base, doc)
             path.write_text(json.dumps({**doc, "extends": ["base.json"]}), encoding="utf-8")
             aliases = CATALOGS[doc["catalog"]].provider_aliases
             data = extended(base, doc, lambda p: aliases.get(p, p))

@@ -41,7 +41,7 @@ def declared_inventory(doc: dict[str, Any]) -> list[Tool]:
         Tool(p["name"], p["pluginId"], p.get("optional", False)) for p in inv.get("plugins", [])
     ]
     for server, decl in (inv.get("mcp") or {}).items():
-        tools += [Tool(mcp_name(server, t), "bundle-mcp") for t in decl["tools"]]
+        tools += [Tool.mcp(mcp_name(server, t)) for t in decl["tools"]]
     return tools
 
 

@@ -22,15 +22,15 @@ NANOBOT = builtin_catalog("nanobot")
 
 
 def mcp(n: int, salt: str = "") -> list[Tool]:
-    return [Tool(f"srv__tool{i}{salt}", "bundle-mcp") for i in range(n)]
+    return [Tool.mcp(f"srv__tool{i}{salt}") for i in range(n)]
 
 
 def test_tools_of_equal_content_are_one_immutable_object() -> None:
-    one = Tool("srv__a", "bundle-mcp")
-    assert Tool("srv__a", "bundle-mcp") is one
-    assert Tool("srv__a") is not one and Tool("srv__a", "bundle-mcp", True) is not one
+    one = Tool.mcp("srv__a")
+    assert Tool.mcp("srv__a") is one
+    assert Tool("srv__a") is not one and Tool.mcp("srv__a", True) is not one
     assert copy.deepcopy(one) is one and pickle.loads(pickle.dumps(one)) is one
-    assert {one: 1}[Tool("srv__a", "bundle-mcp")] == 1
+    assert {one: 1}[Tool.mcp("srv__a")] == 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         one.name = "exec"  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -69,7 +69,7 @@ def test_remembered_inventories_are_per_catalog() -> None:
 
 
 def test_entry_syntax_names_stay_refused_when_the_list_is_remembered() -> None:
-    tools = [Tool("read"), Tool("*", "bundle-mcp"), Tool("group:plugins", "x"), Tool("x__y", "x")]
+    tools = [Tool("read"), Tool.mcp("*"), Tool("group:plugins", "x"), Tool("x__y", "x")]
     for _ in range(2):  # built, then remembered
         inv = Inventory.of(list(tools), OPENCLAW)
         assert inv.names == {"read", "x__y"}
@@ -85,7 +85,7 @@ def test_stand_in_tools_are_built_every_time() -> None:
         plugin_id: str | None = None
         optional: bool = False
 
-    tool = Mutable("srv__fine", "bundle-mcp")
+    tool = Mutable("srv__fine", "srv")
     assert Inventory.of([tool], OPENCLAW).names == {"srv__fine"}  # type: ignore[list-item]
     tool.name = "*"
     again = Inventory.of([tool], OPENCLAW)  # type: ignore[list-item]
@@ -140,7 +140,7 @@ def test_threads_making_the_same_tool_get_one_object() -> None:
 
     def worker(k: int) -> None:
         start.wait()
-        made[k].extend(Tool(f"srv__race{i}", "bundle-mcp") for i in range(2000))
+        made[k].extend(Tool.mcp(f"srv__race{i}") for i in range(2000))
 
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
     for t in threads:

@@ -19,8 +19,8 @@ CATALOG = builtin_catalog("openclaw-2026.4")
 CORE = [t.id for t in CATALOG.tools]
 PLUGIN_TOOLS = [
     Tool("voice_call", "voice"),
-    Tool("gh__pr", "bundle-mcp"),
-    Tool("gh__merge", "bundle-mcp"),
+    Tool.mcp("gh__pr"),
+    Tool.mcp("gh__merge"),
 ]
 INVENTORY = [*(Tool(n) for n in CORE), *PLUGIN_TOOLS]
 ENTRIES = [

@@ -41,7 +41,7 @@ def contexts(n: int) -> list[RunContext]:
 def inventories(policy: object, n: int) -> list[Inventory]:
     base = list(policy.default_inventory.tools)  # type: ignore[attr-defined]
     return [
-        Inventory.build([*base, Tool(f"srv{i}__tool", "bundle-mcp")], policy.catalog)  # type: ignore[attr-defined]
+        Inventory.build([*base, Tool.mcp(f"srv{i}__tool")], policy.catalog)  # type: ignore[attr-defined]
         for i in range(n)
     ]
 
@@ -132,7 +132,7 @@ def test_ten_thousand_inventories_keep_the_caches_bounded() -> None:
     try:
         start = tracemalloc.take_snapshot()
         for i in range(10_000):
-            inv = Inventory.build([*base, Tool(f"srv{i}__tool", "bundle-mcp")], policy.catalog)
+            inv = Inventory.build([*base, Tool.mcp(f"srv{i}__tool")], policy.catalog)
             resolver.resolve(ctx, inv, require_tools=False)
         del inv
         gc.collect()

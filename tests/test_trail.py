@@ -182,7 +182,7 @@ def test_long_inventories_match_globs_by_one_scan() -> None:
     policy = load_policy_text(
         "catalog: openclaw\ntools:\n  deny: ['srv1*', '*tool3', 'srv2*tool4', 'srv3__tool5']\n"
     )
-    tools = [Tool(f"srv{i // 10}__tool{i % 10}", "bundle-mcp") for i in range(400)]
+    tools = [Tool.mcp(f"srv{i // 10}__tool{i % 10}") for i in range(400)]
     inv = Inventory.build(tools, policy.catalog)
     res = resolve(policy, RunContext(), inv, require_tools=False)
     globs = [Glob.compile(p) for p in ("srv1*", "*tool3", "srv2*tool4", "srv3__tool5")]

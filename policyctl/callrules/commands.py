@@ -15,7 +15,9 @@ unquoted glob). Here:
   `sudo rm -rf /`, while `exec(sudo apt update)` alone allows `sudo apt update`);
 - `eval`, `source`, `.`, `trap CMD`, `alias x=...`, `hash -p`, `enable NAME` and assignments
   to variables that change what runs (`PATH=`, `LD_*=`, `GIT_*=`: `wrappers.rebinds`) cannot
-  be analysed (the command's words are still decided, so deny rules meet them);
+  be analysed (the command's words are still decided, so deny rules meet them), nor can the
+  builtins that set such a variable some other way (`read PATH`, `printf -v PATH`, `unset
+  PATH`, namerefs, `set -k`, arithmetic over variables: `variables.py`);
 - the file arguments of `tee` are writes.
 """
 
@@ -25,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from .variables import VARIABLE_BUILTINS, variable_problem
 from .wrappers import Words, basename, is_assignment, rebinds, skip_options, strip_wrappers
 
 
@@ -182,6 +185,10 @@ def expand(
         items.extend(_runner(words, text, depth, recurse))
     elif name == "tee":
         items.extend(_tee(words))
+    elif name in VARIABLE_BUILTINS:
+        problem = variable_problem((name, *words[1:]))
+        if problem:
+            items.append(Problem(problem, text))
     return items
 
 
@@ -358,7 +365,7 @@ _PAYLOAD_CARRIERS = frozenset(
     | {"builtin", "su", "runuser", "tee", "hash", "enable"}
 )
 #: every command name `expand` looks at after the command itself (the rest are plain commands)
-_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS
+_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS
 
 
 def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:

@@ -8,14 +8,25 @@ decided; a patch in which no path can be found cannot be analysed.
 A diff name in git's quoted form (`"b/\\056env"`) is decoded as git decodes it (C-style
 escapes `\\a \\b \\t \\n \\v \\f \\r \\" \\\\` and three-digit octal bytes, read as UTF-8)
 before `a/`/`b/` is stripped, so the path decided is the path written. A quoted name that
-git would not decode (unknown escape, no closing quote, not UTF-8), a quoted or escaped name
-on a `diff --git` header and a quoted envelope name cannot be analysed: fail closed.
+git would not decode (unknown escape, no closing quote, not UTF-8) and a quoted envelope
+name cannot be analysed: fail closed.
+
+A `diff --git A B` header is split as git splits it (`git_header_name` in git's apply.c): a
+quoted name ends at its closing quote; an unquoted name never holds a `"` (git quotes such a
+name), so a quote after a blank starts the second name; two unquoted names are the two words,
+or, when a name holds a blank, the two equal halves `a/N b/N`. Both names are decided. A header
+that cannot be split that way (renamed names with blanks, text after the second quoted name,
+an unquoted name with `"` or a backslash, names without `a/`/`b/`) cannot be analysed.
 """
 
 from __future__ import annotations
 
 _ENVELOPE = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
-_DIFF = ("--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ")
+#: `rename old`/`rename new`: git still reads the older spellings of the rename lines
+_DIFF = (
+    "--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ", "rename old ",
+    "rename new ",
+)  # fmt: skip
 _STRIPPED = ("--- ", "+++ ")  # the heads whose names carry git's a/ and b/ prefixes
 _ESCAPES = {
     "a": 7,
@@ -50,12 +61,10 @@ def _paths_of(line: str) -> tuple[str, ...]:
             return ("",) if name.startswith('"') else (name,)  # quoted: not read, refused
     if line.startswith("diff --git "):
         # binary and mode-only changes have no ---/+++ lines: the header is all there is
-        words = line[len("diff --git ") :].split(" ")
-        if len(words) != 2 or words[0][:2] != "a/" or words[1][:2] != "b/":
-            return ("",)  # quoted or spaced names: refuse rather than guess
-        if any('"' in w or "\\" in w for w in words):
-            return ("",)
-        return (words[0][2:], words[1][2:])
+        names = _header_names(line[len("diff --git ") :])
+        if names is None or names[0][:2] != "a/" or names[1][:2] != "b/":
+            return ("",)  # refuse rather than guess
+        return (names[0][2:], names[1][2:])
     for head in _DIFF:
         if line.startswith(head):
             rest = line[len(head) :]
@@ -68,6 +77,49 @@ def _paths_of(line: str) -> tuple[str, ...]:
                 path = path[2:]
             return (path,)
     return ()
+
+
+_BLANKS = " \t"
+
+
+def _header_names(rest: str) -> tuple[str, str] | None:
+    """The two names of a `diff --git` header, with their a/ and b/, or None."""
+    if rest.startswith('"'):
+        first = _unquote(rest)
+        if first is None or first[1][:1] not in _BLANKS:
+            return None
+        name, rest = first[0], first[1].lstrip(_BLANKS)
+        if rest.startswith('"'):
+            second = _unquote(rest)
+            if second is None or second[1]:
+                return None  # text after the second name
+            return name, second[0]
+        return (name, rest) if _written_by_git(rest) else None
+    quote = rest.find('"')
+    if quote != -1:
+        # the first name is unquoted: the quote starts the second, after one blank
+        if quote < 2 or rest[quote - 1] not in _BLANKS:
+            return None
+        second = _unquote(rest[quote:])
+        name = rest[: quote - 1]
+        if second is None or second[1] or not _written_by_git(name):
+            return None
+        return name, second[0]
+    words = rest.replace("\t", " ").split(" ")
+    if len(words) == 2:
+        pair = (words[0], words[1])
+    else:
+        half = len(rest) // 2  # `a/N b/N`, N with blanks: the only split into equal names
+        if not (len(rest) % 2 and rest[half] in _BLANKS and rest[2:half] == rest[half + 3 :]):
+            return None
+        pair = (rest[:half], rest[half + 1 :])
+    return pair if all(map(_written_by_git, pair)) else None
+
+
+def _written_by_git(unquoted: str) -> bool:
+    """git quotes a name that holds a quote or a backslash: an unquoted one with either is
+    not a name git wrote, and other tools may read it otherwise."""
+    return unquoted != "" and '"' not in unquoted and "\\" not in unquoted
 
 
 def _unquote(text: str) -> tuple[str, str] | None:

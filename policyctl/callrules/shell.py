@@ -30,6 +30,15 @@ from .commands import (
     expand,
 )
 from .shell_words import join_continued_lines, plain_word, word_value
+from .variables import (
+    ARITHMETIC_TESTS,
+    REBINDING,
+    DeclArg,
+    arithmetic_problem,
+    declaration_problem,
+    rebinding_name,
+    variable_problem,
+)
 from .wrappers import rebinds
 
 if TYPE_CHECKING:
@@ -93,6 +102,21 @@ class _Kinds:
         self.redirects = of("file_redirect", "heredoc_redirect", "herestring_redirect")
         self.command_name = of("command_name")
         self.word = of("word")
+        self.for_statement = of("for_statement")  # also `select`
+        self.expansion = of("expansion")
+        self.subscript = of("subscript")
+        #: evaluated as arithmetic as a whole (`((...))` is a compound_statement, like `{ }`)
+        self.arithmetic = of("arithmetic_expansion", "compound_statement", "c_style_for_statement")
+        self.binary_expression = of("binary_expression")
+        self.body = of("do_group", "compound_statement")
+        #: the nodes `_Walker.variables` looks at: one set test on the common path
+        self.variables = (
+            self.for_statement
+            | self.expansion
+            | self.subscript
+            | self.arithmetic
+            | self.binary_expression
+        )
 
 
 _kinds: _Kinds | None = None
@@ -297,8 +321,10 @@ class _Walker:
             elif kind in kinds.variable_assignment:
                 # `PATH=/tmp/evil git status`, `PATH=/tmp/evil; git status`, `export PATH=...`
                 name = node.child_by_field_name("name")
-                if name is not None and rebinds(self.text(name) + "="):
+                if name is not None and rebinding_name(self.text(name)):  # also `PATH[0]=`
                     self.items.append(Problem(REBINDS, self.text(node)))
+            elif kind in kinds.variables:
+                self.variables(node)
             elif kind in kinds.file_redirect:
                 self.redirect(node)
             elif kind in kinds.command_substitution and self.nested_backticks(node):
@@ -418,13 +444,80 @@ class _Walker:
 
     def declaration(self, node: Node) -> None:
         """`export A=1`, `local x`, `unset f`: commands in their own right."""
-        words: list[str | None] = [node.children[0].type]
+        builtin = node.children[0].type
+        words: list[str | None] = [builtin]
+        args: list[DeclArg] = []
         for child in node.named_children:
             if child.type == "variable_assignment":
                 words.append(self.assignment(child))
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                args.append(
+                    (
+                        "" if name is None else self.text(name),
+                        "" if value is None else word_value(value, self.source),
+                    )
+                )
             else:
                 words.append(word_value(child, self.source))
+                args.append(words[-1])
         self.items.append(Command(tuple(words), self.text(node)))
+        if builtin == "unset_command" or builtin == "unset":
+            problem = variable_problem(tuple(words))
+        else:
+            problem = declaration_problem(builtin, args)
+        if problem:
+            self.items.append(Problem(problem, self.text(node)))
+
+    def variables(self, node: Node) -> None:
+        """`for PATH in`, `${PATH:=x}`, subscripts, arithmetic and `[[ a -eq b ]]`: the ways
+        of setting a variable that are syntax, not builtins (`variables.py`)."""
+        kinds = self.kinds
+        kind = node.kind_id
+        problem: str | None = None
+        if kind in kinds.for_statement:
+            variable = node.child_by_field_name("variable")
+            if variable is not None and rebinding_name(self.text(variable)):
+                problem = f"the loop {REBINDING}"
+        elif kind in kinds.expansion:
+            problem = self.expansion(node)
+        elif kind in kinds.subscript:
+            index = node.child_by_field_name("index")
+            if index is not None and self.text(index) not in ("@", "*"):
+                problem = arithmetic_problem(self.text(index))
+        elif kind in kinds.binary_expression:
+            operator = node.child_by_field_name("operator")
+            if operator is not None and self.text(operator) in ARITHMETIC_TESTS:
+                for side in ("left", "right"):
+                    operand = node.child_by_field_name(side)
+                    if operand is not None:
+                        problem = problem or arithmetic_problem(word_value(operand, self.source))
+        elif self.source[node.start_byte : node.start_byte + 1] != b"{":
+            # `$((...))`, `((...))`, `for ((...))` (a `{ ...; }` group is no arithmetic)
+            for child in node.named_children:
+                if child.kind_id not in kinds.body:
+                    problem = problem or arithmetic_problem(self.text(child))
+        if problem:
+            self.items.append(Problem(problem, self.text(node)))
+
+    def expansion(self, node: Node) -> str | None:
+        """`${PATH:=x}` assigns when PATH is unset or empty; `${s:i:n}` is arithmetic."""
+        children = node.children
+        for k, child in enumerate(children):
+            if child.is_named:
+                continue
+            if child.type in (":=", "="):
+                name = next((c for c in children if c.type == "variable_name"), None)
+                if name is not None and rebinding_name(self.text(name)):
+                    return f"${{NAME:=...}} {REBINDING}"
+            elif child.type == ":":
+                for part in children[k + 1 :]:
+                    if part.is_named:
+                        problem = arithmetic_problem(self.text(part))
+                        if problem:
+                            return problem
+                return None
+        return None
 
     def assignment(self, node: Node) -> str | None:
         """`a=1` as a word (`export a=1`); None when the value is an expansion."""

@@ -183,20 +183,25 @@ def context_from_args(args: argparse.Namespace) -> RunContext:
 
 
 def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> list[Tool] | None:
-    from ..inventory import Tool
 
     tools: list[Tool] | None = None
     if args.tool_inventory:
         from pathlib import Path
 
-        from ..files import read_capped
+        from ..diagnostics import PolicyError
+        from ..jsonpos import parse_json
+        from ..loader import read_text
+        from ..located import flatten
         from ..settings import default_limits
 
-        try:  # a regular file, read with the policy byte cap (never a FIFO or a device)
-            data = read_capped(Path(args.tool_inventory), default_limits().max_file_bytes)
-            raw = json.loads(data.decode("utf-8"))
-        except (OSError, ValueError) as exc:
-            raise UsageError(f"{args.tool_inventory}: {exc}") from None
+        # read and parsed as a JSON policy file is: a regular file, the byte cap, the node
+        # and depth caps (a deep list was a RecursionError), located diagnostics
+        name = args.tool_inventory
+        limits = default_limits()
+        try:
+            raw, _ = flatten(parse_json(read_text(Path(name), limits, name), name, limits))
+        except PolicyError as exc:
+            raise UsageError(str(exc.diagnostics[0])) from None
         if not isinstance(raw, list):
             raise UsageError(f"{args.tool_inventory}: expected a JSON list of tools")
         tools = []
@@ -213,14 +218,24 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
                     '{"name": str, "pluginId": str?, "optional": bool?}'
                 )
             tools.append(
-                Tool(item["name"], item.get("pluginId"), bool(item.get("optional", False)))
+                _listed_tool(item["name"], item.get("pluginId"), bool(item.get("optional", False)))
             )
     if args.extra_tools:
         tools = tools if tools is not None else policy.default_tools()
         for spec in args.extra_tools:
             name, _, plugin = spec.partition("@")
-            tools.append(Tool(name, plugin or None))
+            tools.append(_listed_tool(name, plugin or None, False))
     return tools
+
+
+def _listed_tool(name: str, plugin_id: Any, optional: bool) -> Tool:
+    """A tool the operator lists for the run: `bundle-mcp` there is the operator describing
+    the host's MCP tools (`Tool.mcp`), as a host bridging MCP servers does."""
+    from ..inventory import Tool, marks_mcp
+
+    if marks_mcp(plugin_id):
+        return Tool.mcp(name, optional)
+    return Tool(name, plugin_id, optional)
 
 
 def report_failure(exc: PolicyError, headline: str) -> None:

@@ -33,14 +33,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
 
     from ..api import compile_loaded
     from ..bundle import build_bundle, configured_key, read_key, render_bundle, sign_bundle
+    from ..bundleread import read_bundle
     from ..diagnostics import PolicyError
-    from ..files import read_capped
     from ..loader import load_document
-    from ..settings import default_limits
     from .output import count_summary
 
     try:
@@ -52,13 +50,12 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if args.check:
         try:
-            # read as bundles are loaded: a regular file, capped (see bundle.load_bundle)
-            cap = default_limits().max_file_bytes * 8
-            existing = json.loads(read_capped(Path(args.check), cap).decode("utf-8"))
-        except (OSError, ValueError) as exc:
-            print(f"policyctl compile: cannot read {args.check}: {exc}", file=sys.stderr)
+            # read as bundles are loaded: a regular file, capped, parsed with the node caps
+            _, existing, _ = read_bundle(args.check)
+        except PolicyError as exc:
+            report_failure(exc, f"{args.check}: cannot read the bundle")
             return EXIT_USAGE
-        if isinstance(existing, dict) and existing.get("contentHash") == bundle["contentHash"]:
+        if existing.get("contentHash") == bundle["contentHash"]:
             print(f"{args.check} is up to date ({bundle['hash'][:19]}…)")
             return EXIT_OK
         print(

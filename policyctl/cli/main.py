@@ -8,22 +8,11 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+import types
 from collections.abc import Sequence
+from importlib import import_module
 
 from .. import __version__
-from . import (
-    compile,
-    diff,
-    explain,
-    fmt,
-    import_cmd,
-    matrix,
-    policytest,
-    resolve,
-    schema,
-    simulate,
-    validate,
-)
 from .common import EXIT_USAGE, Reported, UsageError
 from .output import SafeStream
 
@@ -31,19 +20,21 @@ from .output import SafeStream
 #: print policies, `compile` a bundle, `schema` a JSON Schema)
 FILE_OUTPUT = frozenset({"fmt", "import", "compile", "schema"})
 
-#: every subcommand by name, in the order --help lists them
+#: every subcommand by name, in the order --help lists them, with the module (in policyctl.cli)
+#: that defines it: only the chosen one is imported, so a command does not pay for the imports
+#: of the other ten (`compile` alone pulls in hmac and base64)
 SUBCOMMANDS = {
-    "validate": validate,
-    "test": policytest,
-    "resolve": resolve,
-    "explain": explain,
-    "simulate": simulate,
-    "matrix": matrix,
-    "diff": diff,
-    "compile": compile,
-    "schema": schema,
-    "fmt": fmt,
-    "import": import_cmd,
+    "validate": "validate",
+    "test": "policytest",
+    "resolve": "resolve",
+    "explain": "explain",
+    "simulate": "simulate",
+    "matrix": "matrix",
+    "diff": "diff",
+    "compile": "compile",
+    "schema": "schema",
+    "fmt": "fmt",
+    "import": "import_cmd",
 }
 
 
@@ -60,11 +51,30 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module in SUBCOMMANDS.items():
         if only is None or name == only:
-            module.add_parser(sub)
+            import_module(f"{__package__}.{module}").add_parser(sub)
     return parser
 
 
+def refuse_pydantic_plugins() -> None:
+    """Validate policies without third-party pydantic plugins, in this process.
+
+    pydantic hands every model it builds to the plugins any installed distribution declares
+    (entry point group `pydantic`): code outside policyctl that can observe or alter how a
+    policy is validated. The command therefore runs with none, as `PYDANTIC_DISABLE_PLUGINS`
+    would have it, and without the scan of every installed distribution's metadata
+    (importlib.metadata) that finding them costs at each start. pydantic imports its plugin
+    loader when it builds its first model, so this must run before: when pydantic is imported
+    already (policyctl used as a library, then its CLI called in-process) nothing is changed.
+    The environment is left as it is, so what the command starts sees no difference."""
+    if "pydantic" in sys.modules:
+        return
+    loader = types.ModuleType("pydantic.plugin._loader", "policyctl: no pydantic plugins")
+    loader.get_plugins = tuple  # type: ignore[attr-defined]  # `get_plugins()` -> ()
+    sys.modules[loader.__name__] = loader
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    refuse_pydantic_plugins()
     # Every character written goes through SafeStream, argparse's messages (which quote the
     # arguments) included: no input reaches the terminal raw.
     streams = sys.stdout, sys.stderr

@@ -10,7 +10,6 @@ no input can know.
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from collections.abc import Iterable
 from functools import lru_cache
@@ -20,8 +19,10 @@ from typing import Any, TextIO
 from ..diagnostics import Diagnostic, Severity
 from ..escape import printable, printable_line
 
-#: Marks the ESC of a colour sequence that `Painter` wrote (any other ESC is escaped).
-_COLOUR_MARK = "\x1b" + secrets.token_hex(16)
+#: Marks the ESC of a colour sequence that `Painter` wrote (any other ESC is escaped): 16
+#: bytes from the operating system's CSPRNG, what `secrets.token_hex` reads, without the
+#: import of `secrets` (hmac, base64) that every command's start-up would pay for.
+_COLOUR_MARK = "\x1b" + os.urandom(16).hex()
 _ESCAPED_MARK = printable(_COLOUR_MARK)
 #: Longest part of a source line quoted under a diagnostic (a generated file may have one
 #: line of megabytes).

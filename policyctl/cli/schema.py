@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .common import EXIT_FINDINGS, EXIT_OK, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, UsageError, subcommand
 
 HELP = "print the JSON Schema of policy files (for editors and CI validators)"
 EXAMPLE = """examples:
@@ -27,6 +27,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(run=run)
 
 
+def _current(path: Path, size: int) -> str | None:
+    """What a schema file holds now, None when it is missing or is not what would be written.
+    Read with a cap one byte past the new text (a longer file is stale anyway): never a
+    FIFO or a device (`files.read_capped`)."""
+    from ..files import TooLarge, read_capped
+
+    try:
+        return read_capped(path, size + 1).decode("utf-8", errors="replace")
+    except (FileNotFoundError, TooLarge):
+        return None
+    except OSError as exc:  # a FIFO, a device, a folder: not overwritten either
+        raise UsageError(f"{path}: {exc.strerror or exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from ..schemas import SCHEMAS, render
 
@@ -37,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     for kind, (filename, _) in SCHEMAS.items():
         path = Path(args.output_dir) / filename
         text = render(kind)
-        current = path.read_text(encoding="utf-8") if path.exists() else None
+        current = _current(path, len(text.encode("utf-8")))
         if current != text:
             stale.append(str(path))
             if not args.check:

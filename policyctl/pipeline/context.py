@@ -179,7 +179,7 @@ def derive(
         if agent_policy and agent_policy.sandbox_mode
         else policy.default_sandbox_mode
     )
-    session = _session_kind(policy, agent, ctx.session_key, group)
+    session = _session_kind(policy, agent, ctx.session_key, group, own)
     sandboxed = mode == "all" or (mode == "non-main" and session != "main session")
     provider = policy.catalog.canonical_provider(clean(ctx.provider) or "") or None
     facts = Facts(
@@ -202,14 +202,22 @@ def derive(
 
 
 def _session_kind(
-    policy: CompiledPolicy, agent: str | None, key: str | None, group: str | None
+    policy: CompiledPolicy,
+    agent: str | None,
+    key: str | None,
+    group: str | None,
+    own: SessionInfo | None,
 ) -> str:
     """ "main session", "non-main session", or "group session" (semantics 7.6).
 
     Without a session key, a run that names a channel group is a group session (groups have
-    their own keys, never the main one); a run with neither is the main session."""
+    their own keys, never the main one); a run with neither is the main session. A key that
+    parses as a group, channel, direct-message or subagent session (`own`) is never the main
+    one, whatever `session.mainKey` says (PC362 refuses such a mainKey)."""
     if key is None:
         return "group session" if group is not None else "main session"
+    if own is not None and (own.channel is not None or own.subagent_depth or own.is_subagent):
+        return "non-main session"
     main = "global" if policy.session_scope == "global" else policy.main_key
     text = fold(key)
     if text == "main" or text == main:

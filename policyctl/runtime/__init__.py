@@ -14,6 +14,7 @@ from .entrypoints import CronJob, Runtime, SpawnRefused
 from .gate import CallGate, Outcome, Veto
 from .hooks import Block, RequireApproval, RewriteParams, ToolCallEvent
 from .loopdetect import LoopConfig, LoopDetector, LoopVerdict
+from .plugins import PluginTools
 from .providers import (
     OpenAICompatProvider,
     ProviderError,
@@ -39,6 +40,7 @@ __all__ = [
     "LoopVerdict",
     "OpenAICompatProvider",
     "Outcome",
+    "PluginTools",
     "PreparedCall",
     "ProviderError",
     "ProviderResponse",

@@ -40,6 +40,9 @@ _NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO never blocks the open
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 
+#: the largest file `edit_file` reads into memory to change it
+MAX_EDIT_BYTES = 32 * 1024 * 1024
+
 
 def inside(workspace: Path, path: str) -> Path:
     """The named path, resolved, if it is inside the workspace (a first, early check)."""
@@ -172,11 +175,31 @@ def _is_folder(name: str, folder: int) -> bool:
         return False
 
 
-def _read_all(fd: int) -> bytes:
+def _read_upto(fd: int, cap: int) -> bytes:
+    """At most `cap + 1` bytes: one more than the cap says the file is larger (a file in the
+    workspace may be huge, sparse, or growing while it is read)."""
     chunks = []
-    while chunk := os.read(fd, 1 << 20):
+    left = cap + 1
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
         chunks.append(chunk)
+        left -= len(chunk)
     return b"".join(chunks)
+
+
+def _read_for_model(fd: int, limit: int) -> str:
+    """The file's text cut to about `limit` characters, head and tail, reading only those: a
+    character is at most 4 bytes, so each end needs at most `4 * limit` of them."""
+    edge = 4 * limit + 4
+    data = _read_upto(fd, 2 * edge)
+    if len(data) <= 2 * edge:
+        return truncate(data.decode("utf-8", errors="replace"), limit)
+    size = max(os.fstat(fd).st_size, len(data))
+    head_chars = limit // 2
+    head = data[:edge].decode("utf-8", errors="replace")[:head_chars]
+    tail_bytes = os.pread(fd, edge, size - edge)
+    tail = tail_bytes.decode("utf-8", errors="replace")[-(limit - head_chars) :]
+    cut = size - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
+    return f"{head}\n... [about {cut} bytes cut] ...\n{tail}"
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -199,10 +222,9 @@ def make_file_tools(workspace: Path, output_limit: int) -> list[RuntimeTool]:
         )
         try:
             _regular(fd, path)
-            text = _read_all(fd).decode("utf-8", errors="replace")
+            return _read_for_model(fd, min(max(1, max_chars), output_limit))
         finally:
             os.close(fd)
-        return truncate(text, min(max(1, max_chars), output_limit))
 
     @tool(read_only=True)
     async def list_dir(path: str = ".") -> list[str]:
@@ -244,7 +266,10 @@ def make_file_tools(workspace: Path, output_limit: int) -> list[RuntimeTool]:
         fd, _ = await _open_in_folder(root, "edit_file", args, os.O_RDWR)
         try:
             _regular(fd, path)
-            text = _read_all(fd).decode("utf-8")
+            raw = _read_upto(fd, MAX_EDIT_BYTES)
+            if len(raw) > MAX_EDIT_BYTES:
+                raise ValueError(f"{path}: larger than {MAX_EDIT_BYTES} bytes, too large to edit")
+            text = raw.decode("utf-8")
             found = text.count(old_text)
             if found != 1:
                 why = "not found" if found == 0 else f"found {found} times: give more context"

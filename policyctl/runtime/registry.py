@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..explain import decide_tool, sandbox_refusal
-from ..inventory import Inventory, Tool
+from ..inventory import Inventory, Tool, marks_mcp
 from ..names import ascii_problem, fold
 from ..resolution import RemovedTool, Resolution
 from .arguments import ArgumentError, coerce_arguments
+from .mcp import is_mcp_tool
 from .tools import RuntimeTool
 
 _ALNUM = re.compile(r"[^a-z0-9]")
@@ -111,12 +112,24 @@ class ToolRegistry:
         if problem:
             # the policy matches normalised ASCII names; any other name could never be allowed
             raise ValueError(f"tool name {tool.name!r}: {problem}")
+        mcp = tool.plugin_id is not None and marks_mcp(tool.plugin_id)
+        if mcp and not is_mcp_tool(tool):
+            # `allow: [bundle-mcp]` grants every MCP tool: a marker written into a plugin's
+            # tool (a subclass, `object.__setattr__`, a copy) must not ride on it
+            raise ValueError(
+                f"tool {tool.name!r} carries the MCP plugin id {tool.plugin_id!r} but was not "
+                "made by policyctl.runtime.mcp (mcp_tools, as_mcp_tool): refused (PC313)"
+            )
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
         self._tools[tool.name] = tool
         # made once per registration: inventory() only lists these (tools are interned, so an
         # equal tool registered again, after an MCP reconnect, is the same object)
-        self._inventory_tools[tool.name] = Tool(tool.name, tool.plugin_id, tool.optional)
+        self._inventory_tools[tool.name] = (
+            Tool.mcp(tool.name, tool.optional)
+            if mcp
+            else Tool(tool.name, tool.plugin_id, tool.optional)
+        )
         self._changed()
 
     def unregister(self, name: str) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
+from ..inventory import marks_mcp
 from .arguments import Acceptor
 from .compiled_args import compile_acceptor
 from .schema import check_tool_schema, schema_for_annotation
@@ -22,7 +23,9 @@ class RuntimeTool:
     """A tool the model may call.
 
     `read_only` tools that are not `exclusive` are concurrency-safe: consecutive calls of such
-    tools run together. `plugin_id` is None for core tools; MCP tools use `bundle-mcp`.
+    tools run together. `plugin_id` is None for core tools. MCP tools have `bundle-mcp`, which
+    only `policyctl.runtime.mcp` gives (this constructor refuses it, and the registry refuses
+    a tool carrying it that the MCP code did not make).
     `parameters` is checked and copied when the tool is made (`schema.check_tool_schema`); the
     tool validates with, and advertises, that checked copy (`checked_schema`), so changing the
     dict given here, `tool.parameters` afterwards, or one `to_schema` returned never changes
@@ -49,6 +52,12 @@ class RuntimeTool:
     checked_schema: dict[str, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.plugin_id is not None and marks_mcp(self.plugin_id):
+            # every `bundle-mcp` entry would grant it: only the MCP code (mcp.py) marks tools
+            raise ValueError(
+                f"tool {self.name!r}: the plugin id {self.plugin_id!r} marks MCP tools, which "
+                "only policyctl.runtime.mcp.mcp_tools makes; a plugin's tools need its own id"
+            )
         checked = check_tool_schema(self.name, self.parameters)
         object.__setattr__(self, "checked_schema", checked)
         object.__setattr__(self, "parameters", copy.deepcopy(checked))  # for reading only

@@ -1,6 +1,8 @@
 """`extends` shadowing (issue 11, item 4): a child cannot make a base deny stop applying by
-adding a more specific scope. Property: whatever the child adds, every tool the base denies in
-a context stays denied in that context."""
+adding a more specific scope, nor by loosening a scalar that gates a deny layer (sandbox mode,
+the main session, maxSpawnDepth, the catalog: refused, PC359-PC361). Property: whatever the
+child adds, it is refused with a located error, or every tool the base denies in a context
+stays denied in that context."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from policyctl import RunContext, Sender, load_policy, resolve
+from policyctl import PolicyError, RunContext, Sender, load_policy, resolve
 
 # Base policies: each denies `exec` (and `write`) somewhere a more specific scope could hide.
 BASES: dict[str, dict[str, Any]] = {
@@ -38,7 +40,23 @@ BASES: dict[str, dict[str, Any]] = {
         "tools": {"sandbox": {"tools": {"deny": ["exec", "browser"]}}},
     },
     "subagents": {"tools": {"subagents": {"tools": {"deny": ["exec"]}}}},
+    "non-main sandbox": {
+        "agents": {"defaults": {"sandbox": {"mode": "non-main"}}},
+        "tools": {"sandbox": {"tools": {"deny": ["exec"], "alsoAllow": ["exec"]}}},
+    },
+    "coder sandboxed": {
+        "agents": {"entries": {"coder": {"sandbox": {"mode": "all"}}}},
+        "tools": {"sandbox": {"tools": {"deny": ["write"]}}},
+    },
+    "runtime group": {"tools": {"deny": ["group:runtime"]}},
+    "leaf": {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 1}}}},
 }
+
+#: an operator catalog that moves `exec` out of `group:runtime`
+OURS_TOML = (
+    'name = "ours"\nextends = "openclaw"\n'
+    'tools = [{ id = "exec", section = "misc", profiles = ["coding"] }]\n'
+)
 
 # What an extending file adds: each one a more specific scope (or a respelling of one).
 CHILDREN: dict[str, dict[str, Any]] = {
@@ -62,14 +80,27 @@ CHILDREN: dict[str, dict[str, Any]] = {
     },
     "respelled channel": {"channels": {"Slack": {"groups": {"C1": {"tools": {}}}}}},
     "topic group": {"channels": {"slack": {"groups": {"C1:topic:5": {"tools": {}}}}}},
+    # scalars that gate a deny layer or decide what an entry expands to (README "Security")
+    "sandbox off": {"agents": {"defaults": {"sandbox": {"mode": "off"}}}},
+    "coder sandbox off": {"agents": {"entries": {"coder": {"sandbox": {"mode": "off"}}}}},
+    "main key": {"session": {"mainKey": "work"}},
+    "global session": {"session": {"scope": "global"}},
+    "deeper spawning": {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 3}}}},
+    "operator catalog": {"catalog": "ours.toml"},
 }
+
+#: the codes a child that loosens one of those scalars is refused with
+FLOOR_CODES = {"PC359", "PC360", "PC361"}
 
 
 def _contexts() -> list[RunContext]:
     out = []
     for agent, where, account, sender, model in itertools.product(
         ("coder", "main"),
-        ("slack:group:C1", "slack:group:C1:topic:5", "slack:group:C9", "subagent:x", "main"),
+        (
+            *("slack:group:C1", "slack:group:C1:topic:5", "slack:group:C9", "subagent:x"),
+            *("main", "work", "global"),
+        ),
         (None, "acme"),
         (Sender(id="42", username="ada"), Sender(id="7")),
         ("gpt-5.4", None),
@@ -104,7 +135,7 @@ def _denied(path: Path) -> list[set[str]]:
     out = []
     for ctx in CONTEXTS:
         run = resolve(policy, ctx, require_tools=False)
-        out.append({"exec", "write", "browser"} - set(run.allowed))
+        out.append({"exec", "write", "browser", "sessions_spawn"} - set(run.allowed))
     return out
 
 
@@ -115,7 +146,14 @@ def _check(base: dict[str, Any], child: dict[str, Any]) -> None:
         (tmp / "child.json").write_text(
             json.dumps({"extends": "base.json", **child}), encoding="utf-8"
         )
-        before, after = _denied(tmp / "base.json"), _denied(tmp / "child.json")
+        (tmp / "ours.toml").write_text(OURS_TOML, encoding="utf-8")
+        before = _denied(tmp / "base.json")
+        try:
+            after = _denied(tmp / "child.json")
+        except PolicyError as exc:  # refused: only for a loosened floor, and located
+            assert {d.code for d in exc.diagnostics} <= FLOOR_CODES, exc.diagnostics
+            assert all(d.source and d.source.file.endswith("child.json") for d in exc.diagnostics)
+            return
     for ctx, was, now in zip(CONTEXTS, before, after, strict=True):
         assert was <= now, f"{sorted(was - now)} came back for {ctx}"
 
@@ -157,3 +195,126 @@ def test_the_carried_deny_points_at_the_base_file(tmp_path: Path) -> None:
     removal = run.removal("exec")
     assert removal is not None and removal.source is not None
     assert Path(removal.source.file).name == "base.yaml"
+
+
+# -- the floors themselves: what is refused, and what stays legal ---------------------------
+
+SANDBOXED = {"agents": {"defaults": {"sandbox": {"mode": "non-main"}}}}
+
+REFUSED: list[tuple[dict[str, Any], dict[str, Any], str]] = [
+    (SANDBOXED, CHILDREN["sandbox off"], "PC359"),
+    (BASES["sandbox"], {"agents": {"defaults": {"sandbox": {"mode": "non-main"}}}}, "PC359"),
+    # an agent entry the child adds has the base's default mode as its floor
+    (SANDBOXED, {"agents": {"entries": {"x": {"sandbox": {"mode": "off"}}}}}, "PC359"),
+    (
+        BASES["coder sandboxed"],
+        {"agents": {"entries": {"coder": {"sandbox": {"mode": "non-main"}}}}},
+        "PC359",
+    ),
+    (SANDBOXED, CHILDREN["main key"], "PC359"),
+    (SANDBOXED, CHILDREN["global session"], "PC359"),
+    ({}, CHILDREN["deeper spawning"], "PC360"),
+    (BASES["leaf"], {"agents": {"defaults": {"subagents": {"maxSpawnDepth": 2}}}}, "PC360"),
+    (BASES["runtime group"], CHILDREN["operator catalog"], "PC361"),
+    ({"catalog": "openclaw"}, {"catalog": "openclaw-2026.4"}, "PC361"),
+]
+
+ALLOWED: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    (SANDBOXED, {"agents": {"defaults": {"sandbox": {"mode": "all"}}}}),
+    (SANDBOXED, {"agents": {"entries": {"x": {"sandbox": {"mode": "non-main"}}}}}),
+    ({}, CHILDREN["sandbox off"]),  # off is the default: nothing loosened
+    # the main session may move where no agent stays non-main
+    ({}, {**CHILDREN["main key"], **SANDBOXED}),
+    (SANDBOXED, {**CHILDREN["main key"], "agents": {"defaults": {"sandbox": {"mode": "all"}}}}),
+    ({"agents": {"defaults": {"subagents": {"maxSpawnDepth": 3}}}}, BASES["leaf"]),
+    ({"catalog": "openclaw"}, {"catalog": "openclaw"}),
+    ({}, {"catalog": "openclaw"}),  # the default catalog, named
+    ({"catalog": "ours.toml"}, {"catalog": "./ours.toml"}),  # the same file
+]
+
+
+def _load_child(tmp: Path, base: dict[str, Any], child: dict[str, Any]) -> None:
+    (tmp / "ours.toml").write_text(OURS_TOML, encoding="utf-8")
+    (tmp / "base.json").write_text(json.dumps(base), encoding="utf-8")
+    (tmp / "child.yaml").write_text(
+        json.dumps({"extends": "base.json", **child}, indent=1), encoding="utf-8"
+    )
+    load_policy(tmp / "child.yaml")
+
+
+@pytest.mark.parametrize(("base", "child", "code"), REFUSED)
+def test_a_loosened_floor_is_a_located_error(
+    tmp_path: Path, base: dict[str, Any], child: dict[str, Any], code: str
+) -> None:
+    with pytest.raises(PolicyError) as caught:
+        _load_child(tmp_path, base, child)
+    (found,) = caught.value.diagnostics
+    assert found.code == code and found.fix
+    assert found.source is not None and found.source.file.endswith("child.yaml")
+    assert found.source.line > 1  # the child's own value, not the extends line
+
+
+@pytest.mark.parametrize(("base", "child"), ALLOWED)
+def test_a_tightened_or_restated_floor_loads(
+    tmp_path: Path, base: dict[str, Any], child: dict[str, Any]
+) -> None:
+    _load_child(tmp_path, base, child)
+
+
+def test_a_grandchild_cannot_loosen_what_its_parent_tightened(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text(json.dumps(SANDBOXED), encoding="utf-8")
+    tightened = {"extends": "a.json", "agents": {"defaults": {"sandbox": {"mode": "all"}}}}
+    (tmp_path / "b.json").write_text(json.dumps(tightened), encoding="utf-8")
+    loosened = {"extends": "b.json", **SANDBOXED}
+    (tmp_path / "c.json").write_text(json.dumps(loosened), encoding="utf-8")
+    with pytest.raises(PolicyError, match="PC359"):
+        load_policy(tmp_path / "c.json")
+
+
+# -- finding 16: a group, channel, DM or subagent session is never the main one -----------------
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "slack:group:C1",
+        "agent:support:slack:group:C1",
+        "slack:acme:group:C1",
+        "discord:channel:123",
+        "slack:dm:ada",
+        "telegram:direct:42",
+        "subagent:x",
+    ],
+)
+def test_a_main_key_that_names_its_own_session_is_refused(tmp_path: Path, key: str) -> None:
+    (tmp_path / "p.yaml").write_text(
+        f"catalog: openclaw\nsession:\n  mainKey: {json.dumps(key)}\n", encoding="utf-8"
+    )
+    with pytest.raises(PolicyError) as caught:
+        load_policy(tmp_path / "p.yaml")
+    (found,) = caught.value.diagnostics
+    assert found.code == "PC362" and found.source is not None
+    assert (found.source.line, found.source.column) == (3, 12)
+
+
+def test_a_plain_main_key_loads(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text("session:\n  mainKey: work\n", encoding="utf-8")
+    assert load_policy(tmp_path / "p.yaml").main_key == "work"
+
+
+def test_a_group_session_is_sandboxed_under_non_main_whatever_the_main_key(
+    tmp_path: Path,
+) -> None:
+    """Defence in depth below PC362: a compiled policy whose main key is a group key (one built
+    by hand, or by an older policyctl) still sandboxes the group session."""
+    import dataclasses
+
+    (tmp_path / "p.json").write_text(
+        json.dumps({**SANDBOXED, "tools": {"sandbox": {"tools": {"deny": ["exec"]}}}}),
+        encoding="utf-8",
+    )
+    policy = dataclasses.replace(load_policy(tmp_path / "p.json"), main_key="slack:group:c1")
+    for key in ("agent:support:slack:group:C1", "slack:group:C1", "agent:a:subagent:x"):
+        run = resolve(policy, RunContext(provider="openai", session_key=key), require_tools=False)
+        assert "exec" not in run.allowed, key
+        assert run.context.sandboxed, key

@@ -110,7 +110,7 @@ def test_pathological_globs_against_long_names() -> None:
     assert bounded(lambda: Glob.compile(pattern).matches(name), 1, 10) is False
     deny = ["*a" * n + "*b" for n in range(1, 60)]
     policy = load_policy_text(json.dumps({"tools": {"deny": deny}}), "globs.json")
-    inventory = [Tool("a" * 10_000 + str(i), "bundle-mcp") for i in range(200)] + [Tool("exec")]
+    inventory = [Tool.mcp("a" * 10_000 + str(i)) for i in range(200)] + [Tool("exec")]
     res = bounded(lambda: resolve(policy, RunContext(), inventory, require_tools=False), 10, 200)
     assert res.allowed[-1] == "exec" and len(res.allowed) == 201
 
@@ -195,7 +195,7 @@ def test_unknown_glob_warnings_are_the_same_with_and_without_the_glob_index(
 
     globs = [f"nothing{i}_*" for i in range(20)] + ["exe*", "github__*", "canv*", "*_status"]
     text = json.dumps({"tools": {"deny": globs}})
-    tools = [Tool("exec"), Tool("github__create_pr", "bundle-mcp"), Tool("read")]
+    tools = [Tool("exec"), Tool.mcp("github__create_pr"), Tool("read")]
 
     def warned() -> list[str]:
         policy = load_policy_text(text, "globs.json")

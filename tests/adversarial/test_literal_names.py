@@ -22,8 +22,8 @@ INVENTORY = [
     Tool("write"),
     Tool("exec"),
     Tool("voice_call", "voice"),
-    Tool("github__create_pr", "bundle-mcp"),
-    Tool("github__merge_pr", "bundle-mcp"),
+    Tool.mcp("github__create_pr"),
+    Tool.mcp("github__merge_pr"),
 ]
 ENTRY_SYNTAX = ["*", "ex*", "group:plugins", "group:fs", "bundle-mcp", "voice", "github__*"]
 
@@ -103,8 +103,8 @@ def test_a_plugin_id_that_is_entry_syntax_is_refused() -> None:
     )
     tools = [
         Tool("read"),
-        Tool("deploy_prod", "bundle-mcp"),
-        Tool("github__create_pr", "bundle-mcp"),
+        Tool.mcp("deploy_prod"),
+        Tool.mcp("github__create_pr"),
     ]
     tools += [Tool("x_tool", "group:x"), Tool("star_tool", "st*")]
     res = resolve(policy, RunContext(), tools)

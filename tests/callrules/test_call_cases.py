@@ -459,7 +459,9 @@ PATHS = [
         "diff --git a/src/x b/secrets/y\nBinary files differ\n", "deny", "apply_patch(./secrets/)"
     ),
     patch("just some text", "deny", UNANALYSABLE),
-    patch('diff --git "a/src/x y" "b/src/x y"\n', "deny", UNANALYSABLE),
+    patch('diff --git "a/src/x y" "b/src/x y"\nnew mode 100755\n', "allow"),
+    patch('diff --git "a/src/x" "b/secrets/\\171"\n', "deny", "apply_patch(./secrets/)"),
+    patch('diff --git "a/src/x" "b/src/y" z\n', "deny", UNANALYSABLE),
 ]
 
 URLS = [

@@ -24,6 +24,69 @@ def merged(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# -- extends does not loosen the scalars that gate a deny layer (README "Security") ----------
+#
+# Sandbox mode (off < non-main < all) for the defaults and every agent entry (one the child
+# adds: the base's default is its floor), the main session while an agent is non-main in both,
+# maxSpawnDepth (only lowered) and the catalog (never changed). Unset: off, main, 1, openclaw.
+
+MODES = ("off", "non-main", "all")
+
+
+def _modes(doc: dict[str, Any], agents: list[str]) -> dict[str | None, str]:
+    default = _at(doc, "agents", "defaults", "sandbox", "mode") or "off"
+    out: dict[str | None, str] = {None: default}
+    for aid in agents:
+        out[aid] = _at(doc, "agents", "entries", aid, "sandbox", "mode") or default
+    return out
+
+
+def _main(doc: dict[str, Any]) -> str:
+    if _at(doc, "session", "scope") == "global":
+        return "global"
+    return str(_at(doc, "session", "mainKey") or "main").lower()
+
+
+def loosened(base: dict[str, Any], child: dict[str, Any]) -> list[str]:
+    """The codes loading `child` (which extends `base`) must refuse with; [] when it loads."""
+    out = merged(base, child)
+    agents = list(_at(out, "agents", "entries") or {})
+    was, now = _modes(base, agents), _modes(out, agents)
+    codes = []
+    looser_mode = any(MODES.index(now[a]) < MODES.index(was[a]) for a in now)
+    moved_main = _main(base) != _main(out) and any(was[a] == now[a] == "non-main" for a in now)
+    if looser_mode or moved_main:
+        codes.append("PC359")
+    depth = _at(out, "agents", "defaults", "subagents", "maxSpawnDepth") or 1
+    if depth > (_at(base, "agents", "defaults", "subagents", "maxSpawnDepth") or 1):
+        codes.append("PC360")
+    if (out.get("catalog") or "openclaw") != (base.get("catalog") or "openclaw"):
+        codes.append("PC361")
+    return codes
+
+
+def tightened(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
+    """`child` with every scalar `loosened` refuses raised to the base's floor (a child that
+    loads, for the rest of the comparison)."""
+    fixed = _deep_copy(child)
+    agents = list(_at(merged(base, fixed), "agents", "entries") or {})
+    floors = _modes(base, agents)
+    for aid, path in [(None, ("defaults",)), *((a, ("entries", a)) for a in agents)]:
+        sandbox = _at(fixed, "agents", *path, "sandbox")
+        mode = sandbox.get("mode") if isinstance(sandbox, dict) else None
+        if mode is not None and MODES.index(mode) < MODES.index(floors[aid]):
+            sandbox["mode"] = floors[aid]
+    subagents = _at(fixed, "agents", "defaults", "subagents")
+    floor = _at(base, "agents", "defaults", "subagents", "maxSpawnDepth") or 1
+    if isinstance(subagents, dict) and (subagents.get("maxSpawnDepth") or 1) > floor:
+        subagents["maxSpawnDepth"] = floor
+    if "catalog" in fixed:
+        fixed["catalog"] = base.get("catalog") or "openclaw"
+    if loosened(base, fixed):  # only the main session is left: keep the base's
+        fixed.pop("session", None)
+    return fixed
+
+
 # -- extends does not hide base denies (README "Sharing settings: extends" and "Security") --
 #
 # Written from the README's words, not from policyctl/carry.py: where a lookup takes the most

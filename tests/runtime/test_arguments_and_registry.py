@@ -9,6 +9,7 @@ import pytest
 from policyctl import load_policy_text, resolve
 from policyctl.runtime import CallError, PreparedCall, RuntimeTool, ToolRegistry, tool
 from policyctl.runtime.arguments import ArgumentError, coerce_arguments, validate
+from policyctl.runtime.mcp import as_mcp_tool
 
 SCHEMA = {
     "type": "object",
@@ -123,10 +124,8 @@ async def _noop(**_: object) -> str:
 
 
 def _tools(*names: str, plugin: str | None = None) -> list[RuntimeTool]:
-    return [
-        RuntimeTool(n, n, {"type": "object", "properties": {}}, _noop, plugin_id=plugin)
-        for n in names
-    ]
+    made = [RuntimeTool(n, n, {"type": "object", "properties": {}}, _noop) for n in names]
+    return [as_mcp_tool(t) for t in made] if plugin == "bundle-mcp" else made
 
 
 def test_definitions_are_exactly_the_allowed_tools_in_a_stable_order() -> None:

@@ -18,6 +18,7 @@ from policyctl.runtime import (
     ToolCall,
     ToolRegistry,
 )
+from policyctl.runtime.mcp import as_mcp_tool
 
 # t<k> is removed at layer k for the base context below; `ok` survives everything.
 POLICY = """
@@ -67,9 +68,8 @@ class Counter:
             self.calls.append(name)
             return f"{name} ran"
 
-        return RuntimeTool(
-            name, name, {"type": "object", "properties": {}}, run, read_only=True, plugin_id=plugin
-        )
+        made = RuntimeTool(name, name, {"type": "object", "properties": {}}, run, read_only=True)
+        return as_mcp_tool(made) if plugin == "bundle-mcp" else made
 
 
 def setup(script: list[ProviderResponse]) -> tuple[Runtime, Counter, ScriptedProvider]:

@@ -20,6 +20,7 @@ from policyctl.runtime import (
     ToolRegistry,
 )
 from policyctl.runtime.gate import RESULT_LIMIT
+from policyctl.runtime.mcp import as_mcp_tool
 
 POLICY = "catalog: nanobot\ntools:\n  deny: [exec]\n"
 
@@ -28,7 +29,8 @@ def returning(value: Any, name: str = "read_file", plugin: str | None = None) ->
     async def run(**_: Any) -> Any:
         return value
 
-    return RuntimeTool(name, name, {"type": "object"}, run, plugin_id=plugin)
+    made = RuntimeTool(name, name, {"type": "object"}, run)
+    return as_mcp_tool(made) if plugin == "bundle-mcp" else made
 
 
 def gate_for(tools: list[RuntimeTool], **kw: Any) -> CallGate:
