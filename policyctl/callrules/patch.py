@@ -4,7 +4,7 @@ Two formats are read: the apply_patch envelope (`*** Add File: p`, `*** Update F
 `*** Delete File: p`, `*** Move to: p`, each read after stripping the line's blanks, Unicode
 blanks included, as Codex's apply_patch trims a hunk header before matching it) and unified
 diffs (`--- a/p`, `+++ b/p`, `rename from`/`rename to`, `copy from`/`copy to`,
-`diff --git a/p b/q`). Every path is
+`diff --git a/p b/q`); a line ends at "\\n" only, as in both tools. Every path is
 decided; a patch in which no path can be found cannot be analysed, nor one with a line that,
 stripped, starts with `***` and is neither a header above nor a marker that names no file
 (`*** Begin Patch`, `*** End Patch`, `*** End of File`, a row of `*`): `*** add file: p`,
@@ -26,7 +26,9 @@ an unquoted name with `"` or a backslash, names without `a/`/`b/`) cannot be ana
 
 from __future__ import annotations
 
-_ENVELOPE = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
+#: Codex's markers, each with its blank: the name is the rest of the stripped line, as written
+#: (`*** Add File:  src/x` writes ` src/x`); `*** Add File:x` is no header there, and refused
+_ENVELOPE = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
 _MARKERS = frozenset({"*** Begin Patch", "*** End Patch", "*** End of File"})  # no path
 #: `rename old`/`rename new`: git still reads the older spellings of the rename lines
 _DIFF = (
@@ -51,7 +53,11 @@ _OCTAL = "01234567"
 def patch_paths(text: str) -> tuple[str, ...] | str:
     """The paths, in order and without repeats, or why none could be found."""
     found: list[str] = []
-    for line in text.splitlines():
+    # lines end at "\n" only, as Codex's apply_patch (Rust's `lines()`) and git split them:
+    # `str.splitlines` also splits at "\r", "\x0b", "\u2028", ..., which would end a header's
+    # name early (`*** Add File: src/a\r/../.env` writes `src/.env`, not `src/a`)
+    for line in text.split("\n"):
+        line = line.removesuffix("\r")
         paths = _paths_of(line)
         if paths is None:
             return f"a patch line looks like an envelope header but is none: {line[:60]!r}"
@@ -70,8 +76,8 @@ def _paths_of(line: str) -> tuple[str, ...] | None:
     if stripped.startswith("***"):
         for head in _ENVELOPE:
             if stripped.startswith(head):
-                name = stripped[len(head) :].strip()
-                return ("",) if name.startswith('"') else (name,)  # quoted: not read, refused
+                name = stripped[len(head) :]
+                return ("",) if name.lstrip().startswith('"') else (name,)  # quoted: refused
         if stripped in _MARKERS or stripped.strip("*") == "":
             return ()
         return None

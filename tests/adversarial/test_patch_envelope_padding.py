@@ -66,3 +66,29 @@ def test_known_markers_and_rules_are_not_paths(resolved: Any) -> None:
     patch = f"  {BEGIN}*** Update File: doc.md\n@@\n ***\n-old\n+new\n*** End of File\n {END}"
     assert patch_paths(patch) == ("doc.md",)
     assert _label(resolved, patch) == "allow"
+
+
+@pytest.mark.parametrize("blank", ["\r", "\x0b", "\x0c", "\x1c", "\x85", "\u2028"])
+def test_a_line_ends_only_at_a_newline(resolved: Any, blank: str) -> None:
+    # Codex (Rust's `lines()`) and git end a line at "\n" only: this header writes src/.env
+    patch = f"{BEGIN}*** Add File: src/a{blank}/../.env\n+x\n{END}"
+    assert patch_paths(patch) == (f"src/a{blank}/../.env",)
+    assert _label(resolved, patch) == "deny"
+
+
+def test_crlf_lines_are_read() -> None:
+    assert patch_paths("*** Begin Patch\r\n*** Add File: .env\r\n+x\r\n*** End Patch\r\n") == (
+        ".env",
+    )
+
+
+def test_the_name_is_the_rest_of_the_header_as_written(tmp_path: Any) -> None:
+    # Codex writes ` src/x` (a directory named " src"), which `./src/**` does not admit
+    path = tmp_path / "src.yaml"
+    path.write_text('tools:\n  allow: ["apply_patch(./src/**)"]\n')
+    res = resolve(load_policy(str(path)), RunContext(provider="openai", workspace="/tmp"))
+    padded = f"{BEGIN}*** Add File:  src/x\n+x\n{END}"
+    assert patch_paths(padded) == (" src/x",)
+    assert _label(res, padded) != "allow"
+    assert _label(res, f"{BEGIN}*** Add File: src/x\n+x\n{END}") == "allow"
+    assert isinstance(patch_paths(f"{BEGIN}*** Add File:src/x\n+x\n{END}"), str)

@@ -110,9 +110,9 @@ def test_bounded_refuses_a_late_answer_of_any_awaitable() -> None:
         await bounded(future, TIMEOUT)
 
     for late in (blocks_then_answers, swallows_then_answers):
-        with pytest.raises(TimeoutError):
+        with pytest.raises(asyncio.TimeoutError):
             asyncio.run(bounded(late(), TIMEOUT))
-    with pytest.raises(TimeoutError):
+    with pytest.raises(asyncio.TimeoutError):
         asyncio.run(late_future())
 
 
