@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -92,6 +93,14 @@ class Catalog:
     call_read_tool: str | None = None
     call_write_tool: str | None = None
 
+    def __post_init__(self) -> None:
+        # one catalog object serves every policy of the process (built-in catalogs are made
+        # once): its maps are read-only copies, so no holder of one policy can change what
+        # later loads compile to
+        for name in _MAPS:
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        object.__setattr__(self, "files", tuple(_frozen(f) for f in self.files))
+
     def canonical_provider(self, provider: str) -> str:
         key = fold(provider)
         return self.provider_aliases.get(key, key)
@@ -103,9 +112,39 @@ class Catalog:
         from .catalogfile import CatalogFile
 
         return tuple(
-            CatalogFile.model_validate(f).model_dump(mode="json", exclude_defaults=True)
+            CatalogFile.model_validate(_thawed(f)).model_dump(mode="json", exclude_defaults=True)
             for f in self.files
         )
+
+
+_MAPS = (
+    "aliases",
+    "covers",
+    "grants",
+    "deny_implies",
+    "provider_aliases",
+    "groups",
+    "profiles",
+    "by_id",
+)
+
+
+def _frozen(value: Any) -> Any:
+    """JSON-shaped data made read-only: mappings as proxies, lists as tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    """`_frozen` undone: the dicts and lists the file model (strict) validates."""
+    if isinstance(value, Mapping):
+        return {k: _thawed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thawed(v) for v in value]
+    return value
 
 
 def catalog_from_definition(definition: list[Mapping[str, Any]]) -> Catalog:

@@ -506,15 +506,16 @@ class _Compiler:
             for p in declared
         ]
         servers = {name: decl.tools for name, decl in (inv.mcp or {}).items()}
+        # (two names with one normal form are PC311 already)
         for name in servers:
             ambiguous = mcp_server_problem(name)
             if ambiguous:
                 self.report(
                     "PC322",
-                    f'MCP server "{shown(name.strip())}" {ambiguous}: another server\'s '
-                    "`<server>__*` glob would match its tools",
+                    f'MCP server "{shown(name.strip())}" {ambiguous}',
                     ("inventory", "mcp", name),
-                    fix="rename the server without `__` and without a trailing `_` (`ops-admin`)",
+                    fix="name the server with at most 30 characters, without `__` and "
+                    "without a trailing `_` (`ops-admin`)",
                     key=True,
                 )
         tools.extend(mcp_tools(servers))

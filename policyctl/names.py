@@ -367,6 +367,12 @@ def _server_part(server: str) -> str:
     return part[:MCP_SERVER_MAX]
 
 
+def mcp_server_part(server: str) -> str:
+    """The `<server>` of the server's tool names, as rules match it (lowercase): two servers
+    with the same part would share one `<server>__*`."""
+    return _server_part(server).lower()
+
+
 def mcp_server_problem(server: str) -> str | None:
     """Why an MCP server name would make `<server>__` an ambiguous prefix, or None.
 
@@ -375,11 +381,23 @@ def mcp_server_problem(server: str) -> str | None:
     tools matched by another server's glob (`ops__*`), and `a__b` + `c` would collide with
     `a` + `b__c`. Such servers are refused rather than renamed: a rename would move rules.
     """
+    cleaned = _mcp_part(server, "mcp")
+    if len(cleaned) > MCP_SERVER_MAX:
+        return (
+            f"is longer than {MCP_SERVER_MAX} characters: its tools' names cut it, so a rule "
+            "written with the whole name never matches, and another server may share the cut"
+        )
     part = _server_part(server)
     if "__" in part:
-        return "contains `__`, the separator of server and tool in MCP tool names"
+        return (
+            "contains `__`, the separator of server and tool in MCP tool names: another "
+            "server's `<server>__*` glob would match its tools"
+        )
     if part.endswith("_"):
-        return "ends with `_`, which runs into the `__` separator of MCP tool names"
+        return (
+            "ends with `_`, which runs into the `__` separator of MCP tool names: another "
+            "server's `<server>__*` glob would match its tools"
+        )
     return None
 
 

@@ -7,6 +7,7 @@ import dataclasses
 import gc
 import threading
 import tracemalloc
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -57,6 +58,27 @@ def test_the_compiled_policy_is_frozen_and_holds_no_cache() -> None:
     for ctx in contexts(50):
         resolve(policy, ctx, require_tools=False)
     assert repr(policy) == before
+
+
+def test_the_catalog_a_policy_holds_is_read_only_for_every_later_load(tmp_path: Path) -> None:
+    # one built-in catalog object serves every policy of the process: writing into one
+    # policy's catalog would change what every later load compiles to
+    path = tmp_path / "p.yaml"
+    path.write_text('catalog: openclaw\ntools:\n  deny: ["group:runtime"]\n', encoding="utf-8")
+    catalog = load_policy(path).catalog
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        catalog.groups = {}  # type: ignore[misc]
+    for name in ("aliases", "covers", "grants", "deny_implies", "provider_aliases", "groups"):
+        with pytest.raises(TypeError):
+            getattr(catalog, name)["group:runtime"] = ("process",)
+    for name in ("profiles", "by_id"):
+        with pytest.raises(TypeError):
+            getattr(catalog, name)["x"] = ()
+    for f in catalog.files:
+        with pytest.raises(TypeError):
+            f["tools"] = []  # type: ignore[index]
+    assert "exec" not in resolve(load_policy(path), require_tools=False).allowed
+    assert catalog.definition == load_policy(path).catalog.definition  # still what bundles carry
 
 
 def test_equal_inventories_share_the_work() -> None:

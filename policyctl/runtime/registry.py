@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from ..explain import decide_tool, sandbox_refusal
 from ..inventory import Inventory, Tool, marks_mcp
-from ..names import ascii_problem, fold
+from ..names import ascii_problem, fold, mcp_server_part
 from ..resolution import RemovedTool, Resolution
 from .arguments import ArgumentError, coerce_arguments
 from .mcp import is_mcp_tool
@@ -89,6 +89,8 @@ class PreparedCall:
 class ToolRegistry:
     def __init__(self, tools: list[RuntimeTool] | None = None) -> None:
         self._tools: dict[str, RuntimeTool] = {}
+        #: an MCP tool-name prefix -> the server holding it and how many of its tools
+        self._server_parts: dict[str, tuple[str, int]] = {}
         #: each registered tool as the inventory sees it, in registration order
         self._inventory_tools: dict[str, Tool] = {}
         self._version = 0
@@ -122,6 +124,9 @@ class ToolRegistry:
             )
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        server = tool.meta.get("mcp_server") if mcp else None
+        if isinstance(server, str):
+            self._claim_server_part(server, tool.name)
         self._tools[tool.name] = tool
         # made once per registration: inventory() only lists these (tools are interned, so an
         # equal tool registered again, after an MCP reconnect, is the same object)
@@ -132,7 +137,38 @@ class ToolRegistry:
         )
         self._changed()
 
+    def _claim_server_part(self, server: str, name: str) -> None:
+        """Refuse a second MCP server whose tool names start with another's `<server>__`
+        (a cut at 30 characters, case, unsafe characters): one server's `<server>__*` rule
+        would match the other's tools (PC322)."""
+        part = mcp_server_part(server)
+        held = self._server_parts.get(part)
+        replaced = self._tools.get(name)
+        if held is not None and held[0] != server:
+            theirs = replaced.meta.get("mcp_server") if replaced is not None else None
+            if not (held[1] == 1 and theirs == held[0]):  # not the last tool being replaced
+                raise ValueError(
+                    f"MCP server {server!r} makes the tool names {part}__*, as server "
+                    f"{held[0]!r} does: one server's rules would match the other's tools "
+                    "(PC322); rename one of them"
+                )
+        self._release_server_part(replaced)
+        count = self._server_parts.get(part, (server, 0))[1]
+        self._server_parts[part] = (server, count + 1)
+
+    def _release_server_part(self, tool: RuntimeTool | None) -> None:
+        server = tool.meta.get("mcp_server") if tool is not None else None
+        if not isinstance(server, str):
+            return
+        part = mcp_server_part(server)
+        owner, count = self._server_parts.get(part, (server, 1))
+        if count <= 1:
+            self._server_parts.pop(part, None)
+        else:
+            self._server_parts[part] = (owner, count - 1)
+
     def unregister(self, name: str) -> None:
+        self._release_server_part(self._tools.get(name))
         if self._tools.pop(name, None) is not None:
             del self._inventory_tools[name]
             self._changed()

@@ -75,3 +75,29 @@ def test_more_changed_plugin_entries_than_stand_ins_is_inconclusive(
     # a dropped deny is stood in for first, whatever its name: found despite the cap
     write("new.yaml").write_text(FULL + "  deny: [a1, a2, a3]\n", encoding="utf-8")
     assert main([*args, "--allow-sampled"]) == 1
+
+
+PLUGIN = "inventory:\n  plugins:\n    - {name: shelly_read, pluginId: shelly}\n"
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        # a plugin-id deny narrowed to the one tool of the plugin the file declares
+        (FULL + "  deny: [shelly]\n" + PLUGIN, FULL + "  deny: [shelly_read]\n" + PLUGIN),
+        # a literal deny of an MCP tool dropped where every MCP tool is allowed
+        (
+            "tools:\n  allow: [read, bundle-mcp]\n  deny: [github__delete_repo]\n",
+            "tools:\n  allow: [read, bundle-mcp]\n",
+        ),
+        # a call-rule deny, and a plain ask, on a tool only the runtime has
+        (FULL + '  deny: ["deploy(*)"]\n', FULL),
+        (FULL + "  ask: [deploy]\n", FULL),
+    ],
+    ids=["plugin-id-narrowed", "mcp-literal", "call-rule", "plain-ask"],
+)
+def test_more_widenings_of_undeclared_tools(tmp_path: Path, old: str, new: str) -> None:
+    (tmp_path / "old.yaml").write_text(old, encoding="utf-8")
+    (tmp_path / "new.yaml").write_text(new, encoding="utf-8")
+    args = ["diff", str(tmp_path / "old.yaml"), str(tmp_path / "new.yaml"), "--fail-on-widen"]
+    assert main(args) == 1

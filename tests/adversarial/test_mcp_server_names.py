@@ -53,3 +53,35 @@ def test_no_other_servers_glob_matches_a_servers_tools(
     if own_part != other_part:
         assert not name.startswith(other_part + "__"), (server, tool, other)
         assert name != mcp_tool_name(other, other_tool)
+
+
+async def _nothing(name: str, arguments: dict[str, Any]) -> Any:
+    return {"content": []}
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [("GitHub", "github"), ("ops.admin", "ops-admin"), ("ops admin", "ops-admin")],
+)
+def test_two_servers_with_one_prefix_cannot_both_connect(first: str, second: str) -> None:
+    from policyctl.runtime.registry import ToolRegistry
+
+    registry = ToolRegistry()
+    for t in mcp_tools(first, [{"name": "select"}], _nothing):
+        registry.register(t)
+    with pytest.raises(ValueError, match="PC322"):
+        for t in mcp_tools(second, [{"name": "drop_table"}], _nothing):
+            registry.register(t)
+    # the same server reconnecting is fine; once its tools are gone the prefix is free
+    (again,) = mcp_tools(first, [{"name": "select"}], _nothing)
+    registry.register(again, replace=True)
+    registry.unregister(again.name)
+    for t in mcp_tools(second, [{"name": "drop_table"}], _nothing):
+        registry.register(t)
+    assert registry.get(mcp_tools(second, [{"name": "drop_table"}], _nothing)[0].name)
+
+
+def test_a_server_name_longer_than_the_cut_is_refused() -> None:
+    # `customer-database-production-ro` and `-rw` were both cut to `...-production-r`
+    with pytest.raises(ValueError, match="PC322"):
+        mcp_tools("customer-database-production-ro", [{"name": "select"}], _nothing)
