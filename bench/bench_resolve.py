@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import SIZES, Scenario, mark, percentiles, profile_of
 
 from policyctl import CompiledPolicy, Inventory, RunContext, Tool, load_policy, resolve
+from policyctl.runtime.mcp import as_mcp_tool
 from policyctl.runtime.registry import ToolRegistry
 from policyctl.runtime.tools import RuntimeTool
 
@@ -74,9 +75,13 @@ async def _noop(**_: object) -> str:
 def _registry(tools: list[Tool]) -> ToolRegistry:
     """A registry as a runtime builds it after connecting: new RuntimeTool objects."""
     schema = {"type": "object", "properties": {}}
-    return ToolRegistry(
-        [RuntimeTool(t.name, "", schema, _noop, plugin_id=t.plugin_id) for t in tools]
-    )
+
+    def made(t: Tool) -> RuntimeTool:
+        if t.is_mcp:  # MCP tools as a host's own MCP client bridges them
+            return as_mcp_tool(RuntimeTool(t.name, "", schema, _noop))
+        return RuntimeTool(t.name, "", schema, _noop, plugin_id=t.plugin_id)
+
+    return ToolRegistry([made(t) for t in tools])
 
 
 class Cases(list[tuple[str, list[int], str | None]]):
