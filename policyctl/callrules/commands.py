@@ -5,15 +5,20 @@ unquoted glob). Here:
 
 - the wrappers `timeout`, `nice`, `nohup`, `env`, `command`, `time` are stripped with their
   own options (`wrappers.py`);
-- `sh`/`bash`/`zsh`/`dash` (and `ksh`, `ash`) with `-c` and a literal script are transparent:
-  the script is analysed recursively; a shell without `-c` runs a script the rules cannot see;
+- `sh`/`bash`/`zsh`/`dash` (and `rbash`, the ksh family, `ash`, `yash`, `posh`) with `-c` and
+  a literal script are transparent: the script is analysed recursively; a shell without `-c`
+  runs a script the rules cannot see, and so does any use of a shell whose language is not
+  bash's (`fish`, `csh`, `tcsh`, ...: OTHER_SHELLS);
 - `xargs CMD` and `find ... -exec CMD ;` are decided themselves and so are their payloads;
   `exec`, `builtin`, `coproc`, `busybox` and `toybox` likewise;
 - `sudo` and `doas` payloads, `su -c` scripts and the possible payloads of programs that run
   a command (`setsid`, `ssh`, `nsenter`, ... in RUNNERS) are screened: checked against deny
   and ask rules only (policyctl's choice, fail closed: a deny of `rm *` also meets
   `sudo rm -rf /`, while `exec(sudo apt update)` alone allows `sudo apt update`);
-- `eval`, `source`, `.`, `trap CMD`, `alias x=...`, `hash -p`, `enable NAME` and assignments
+- `xargs -I STR` (`-i`, `--replace`) puts input in place of STR: a payload word holding it is
+  unknown (`xargs -I{} sh -c {}` cannot be analysed);
+- `eval`, `source`, `.`, `fc`, `compgen`/`complete` with `-C`, `-F` or an expanding `-W`,
+  `trap CMD`, `alias x=...`, `hash -p`, `enable NAME` and assignments
   to variables that change what runs (`PATH=`, `LD_*=`, `GIT_*=`: `wrappers.rebinds`) cannot
   be analysed (the command's words are still decided, so deny rules meet them), nor can the
   builtins that set such a variable some other way (`read PATH`, `printf -v PATH`, `unset
@@ -28,7 +33,14 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from .variables import VARIABLE_BUILTINS, variable_problem
-from .wrappers import Words, basename, is_assignment, rebinds, skip_options, strip_wrappers
+from .wrappers import (
+    Words,
+    basename,
+    is_env_assignment,
+    rebinds,
+    skip_options,
+    strip_wrappers,
+)
 
 
 class Command(NamedTuple):
@@ -76,11 +88,23 @@ Item = Command | Access | Problem | DirectoryChange
 #: analyse a literal script one level deeper (the shell stage passes itself)
 Recurse = Callable[[str, int], list[Item]]
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "ash"})
+#: shells whose `-c` script is parsed as bash (`rbash` is bash; the ksh family is close enough)
+SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "ash", "hush"}) | {
+    "mksh",
+    "lksh",
+    "ksh93",
+    "pdksh",
+    "oksh",
+    "yash",
+    "posh",
+}
+#: shells whose language is not bash's: whatever they run cannot be analysed
+OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "rc", "es", "xonsh", "elvish", "nu", "pwsh"})
 UNANALYSABLE = {
     "eval": "eval runs a string as a command",
     "source": "source runs a file the rules cannot see",
     ".": ". runs a file the rules cannot see",
+    "fc": "fc runs commands from the history or an editor",
 }
 REBINDS = "an assignment that changes what a command runs (PATH, LD_*, GIT_*, ...)"
 CHANGES_DIRECTORY = frozenset({"cd", "pushd", "popd"})
@@ -153,6 +177,10 @@ def expand(
     if name in SHELLS:
         items.extend(_shell(words, text, depth, recurse))
         return items
+    if name in OTHER_SHELLS:
+        items.append(Command(words, render(words)))
+        items.append(Problem(f"{name} runs a script in a language policyctl does not parse", text))
+        return items
     items.append(Command(words, rendered if words is written and rendered else render(words)))
     if name not in _SPECIAL:
         return items  # the common case: a command that runs no other command
@@ -173,6 +201,10 @@ def expand(
             items.extend(_payload(words[1:], text, depth, recurse, tail=False))
     elif name in ("busybox", "toybox"):
         items.extend(_payload(words[1:], text, depth, recurse, tail=False))
+    elif name in ("compgen", "complete"):
+        problem = _completion_problem(words)
+        if problem:
+            items.append(Problem(f"{name} {problem}", text))
     elif name == "xargs":
         items.extend(_xargs(words, text, depth, recurse))
     elif name == "find":
@@ -192,11 +224,37 @@ def expand(
     return items
 
 
+#: compgen/complete options that take a value (the rest of the word, or the next word)
+_COMPLETION_VALUED = frozenset("oAGWFCXPS")
+
+
+def _completion_problem(words: Words) -> str | None:
+    """`compgen -W '$(rm x)'` expands its word list, `-C CMD` runs a command and `-F FUNC` a
+    function: strings run as code. A literal word list (`-W 'start stop'`) is fine."""
+    for k, w in enumerate(words[1:], 1):
+        if w is None:
+            return "with an option that is an expansion"
+        if w[:1] != "-" or w == "--":
+            continue
+        for j, letter in enumerate(w[1:], 2):
+            if letter in "CF":
+                return f"-{letter} runs a command or function"
+            if letter in _COMPLETION_VALUED:
+                value = w[j:] or (words[k + 1] if k + 1 < len(words) else "")
+                if letter == "W" and (value is None or "$" in value or "`" in value):
+                    return "-W expands its word list (it can run commands)"
+                break
+    return None
+
+
 def _shell(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
     i, has_c = 1, False
     while i < len(words):
         w = words[i]
         if w is None:
+            if has_c:  # `xargs -I{} sh -c {}`: the script, or an option before it
+                reason = f"{words[0]} -c with a script that is an expansion (not literal)"
+                return [Problem(reason, text)]
             return [Problem("a shell option that is an expansion", text)]
         if w == "--" or w == "-":
             i += 1
@@ -235,6 +293,7 @@ def _payload(words: Words, text: str, depth: int, recurse: Recurse, tail: bool) 
 
 def _xargs(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
     i = 1
+    replace: str | None = None  # -I STR, -i, --replace: STR in a payload word is an input line
     while i < len(words):
         w = words[i]
         if w is None:
@@ -245,16 +304,29 @@ def _xargs(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
         if not w.startswith("-") or w == "-":
             break
         if w.startswith("--"):
+            if w == "--replace" or w.startswith("--replace="):
+                replace = w[len("--replace=") :] if "=" in w else "{}"
             i += 1  # long options: values are attached with `=`
             continue
         letters = w[1:]
         if letters[0] in _XARGS_VALUE:
+            value = letters[1:] or (words[i + 1] if i + 1 < len(words) else "")
+            if letters[0] == "I":
+                if value is None:
+                    return [Problem("xargs -I with a replace string that is an expansion", text)]
+                replace = value
             i += 1 if len(letters) > 1 else 2
         elif letters[0] in "eil" or all(c in _XARGS_FLAGS for c in letters):
+            if letters[0] == "i":
+                replace = letters[1:] or "{}"
             i += 1
         else:
             return [Problem(f"xargs: option {w} is not known to policyctl", text)]
     payload = words[i:] or ("echo",)
+    if replace is not None:
+        # each input line is put in place of the string: a word holding it is unknown, so a
+        # command word or `sh -c` script holding it cannot be analysed (`xargs -I{} sh -c {}`)
+        payload = tuple(None if w is None or replace in w else w for w in payload)
     return _payload(payload, text, depth, recurse, tail=True)
 
 
@@ -299,7 +371,7 @@ def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -
                 i += 1
             else:
                 return [Problem(f"sudo: option {w} is not known to policyctl", text)]
-        while i < len(words) and is_assignment(words[i]):
+        while i < len(words) and is_env_assignment(words[i]):
             rebound = rebound or rebinds(words[i])
             i += 1
     elif name == "doas":
@@ -362,7 +434,7 @@ RUNNERS = frozenset(
 MAX_SCREENED = 64
 _PAYLOAD_CARRIERS = frozenset(
     {"trap", "alias", "coproc", "busybox", "toybox", "xargs", "find", "sudo", "doas", "exec"}
-    | {"builtin", "su", "runuser", "tee", "hash", "enable"}
+    | {"builtin", "su", "runuser", "tee", "hash", "enable", "compgen", "complete"}
 )
 #: every command name `expand` looks at after the command itself (the rest are plain commands)
 _SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS

@@ -32,10 +32,12 @@ from .commands import (
 from .shell_words import join_continued_lines, plain_word, word_value
 from .variables import (
     ARITHMETIC_TESTS,
+    NAME_TESTS,
     REBINDING,
     DeclArg,
     arithmetic_problem,
     declaration_problem,
+    name_problem,
     rebinding_name,
     variable_problem,
 )
@@ -108,6 +110,8 @@ class _Kinds:
         #: evaluated as arithmetic as a whole (`((...))` is a compound_statement, like `{ }`)
         self.arithmetic = of("arithmetic_expansion", "compound_statement", "c_style_for_statement")
         self.binary_expression = of("binary_expression")
+        self.unary_expression = of("unary_expression")
+        self.array = of("array")
         self.body = of("do_group", "compound_statement")
         #: the nodes `_Walker.variables` looks at: one set test on the common path
         self.variables = (
@@ -116,6 +120,8 @@ class _Kinds:
             | self.subscript
             | self.arithmetic
             | self.binary_expression
+            | self.unary_expression
+            | self.array
         )
 
 
@@ -265,6 +271,9 @@ _LEAVES = frozenset(
         "regex",
     }
 )
+_UNQUOTED = ("word", "concatenation")
+#: characters that make a word's value differ from its text
+_EXPANDS = re.compile(r"[$`\\'\"]")
 _UNESCAPED_SPACE = re.compile(r"(?<!\\)\s")
 _HEREDOC = frozenset({"heredoc_start", "heredoc_body", "heredoc_end"})
 _REDIRECT_WRITE = {">", ">>", "&>", "&>>", ">|", ">&", "&>|"}
@@ -492,6 +501,10 @@ class _Walker:
                     operand = node.child_by_field_name(side)
                     if operand is not None:
                         problem = problem or arithmetic_problem(word_value(operand, self.source))
+        elif kind in kinds.unary_expression:
+            problem = self.name_test(node)
+        elif kind in kinds.array:
+            problem = self.array_keys(node)
         elif self.source[node.start_byte : node.start_byte + 1] != b"{":
             # `$((...))`, `((...))`, `for ((...))` (a `{ ...; }` group is no arithmetic)
             for child in node.named_children:
@@ -500,12 +513,47 @@ class _Walker:
         if problem:
             self.items.append(Problem(problem, self.text(node)))
 
+    def name_test(self, node: Node) -> str | None:
+        """`[[ -v NAME ]]` (and `[ -v NAME ]`, which the grammar reads alike): bash evaluates
+        NAME's subscript."""
+        operator = node.child_by_field_name("operator")
+        if operator is None or self.text(operator) not in NAME_TESTS:
+            return None
+        operand = next((c for c in node.named_children if c.id != operator.id), None)
+        if operand is None:
+            return None
+        name = word_value(operand, self.source)
+        raw = self.text(operand)
+        if name is None and operand.type in _UNQUOTED and not _EXPANDS.search(raw):
+            name = raw  # `[[ -v a[@] ]]`: `[[` does not glob
+        problem = name_problem(name)
+        return f"{self.text(operator)}: {problem}" if problem else None
+
+    def array_keys(self, node: Node) -> str | None:
+        """`a=([x]=1)`: a key in a compound assignment is a subscript, evaluated as arithmetic
+        like `a[x]=1` (also for an associative array, fail closed: policyctl does not follow
+        `declare -A`)."""
+        for element in node.named_children:
+            text = self.text(element)
+            if text[:1] == "[" and "]" in text:
+                problem = arithmetic_problem(text[1 : text.index("]")])
+                if problem:
+                    return f"a compound assignment's key: {problem}"
+        return None
+
     def expansion(self, node: Node) -> str | None:
-        """`${PATH:=x}` assigns when PATH is unset or empty; `${s:i:n}` is arithmetic."""
+        """`${PATH:=x}` assigns when PATH is unset or empty; `${s:i:n}` is arithmetic;
+        `${x@P}` expands `x`'s value as a prompt (running its `$(...)`); `${!x}` uses `x`'s
+        value as a variable name (evaluating its subscript)."""
         children = node.children
+        problem = _indirection_problem(children)
+        if problem:
+            return problem
         for k, child in enumerate(children):
             if child.is_named:
                 continue
+            if child.type == "@" and k + 1 < len(children) and children[k + 1].type == "P":
+                return PROMPT_EXPANSION
             if child.type in (":=", "="):
                 name = next((c for c in children if c.type == "variable_name"), None)
                 if name is not None and rebinding_name(self.text(name)):
@@ -558,6 +606,30 @@ class _Walker:
         if path in _NOT_A_FILE:
             return
         self.items.append(Access(mode, path, self.text(node)))  # type: ignore[arg-type]
+
+
+PROMPT_EXPANSION = "${x@P} expands a value as a prompt (it can run commands)"
+INDIRECTION = "${!x} uses a value as a variable name (its subscript can run commands)"
+
+
+def _indirection_problem(children: list[Node]) -> str | None:
+    """`${!x}`, `${!a[0]}` are indirect; `${!prefix*}`, `${!prefix@}` and `${!a[@]}` list
+    names or keys and evaluate nothing."""
+    if len(children) < 3 or children[1].type != "!":
+        return None
+    target = children[2]
+    if target.type == "subscript":
+        index = target.child_by_field_name("index")
+        if index is not None and index.text in (b"@", b"*") and children[3].type == "}":
+            return None
+    elif (
+        target.type == "variable_name"
+        and len(children) == 5
+        and children[3].type in ("*", "@")
+        and children[4].type == "}"
+    ):
+        return None
+    return INDIRECTION
 
 
 def _as_double_quoted(body: str) -> str:

@@ -22,13 +22,16 @@ them; bash has more, and each one makes a line unanalysable here just as an assi
 array subscripts, `[[ a -eq b ]]`, `${s:offset}`, assignments to a `declare -i` variable)
 evaluates a variable's value as an expression, which can assign (`x=PATH=1; : $((x))`) and run
 commands (`x='a[$(rm -rf ~)]'; : $((x))`): arithmetic over anything but numbers cannot be
-analysed.
+analysed. So is a subscript in a variable *name* given to a builtin: `test -v NAME` (`[`,
+`[[ -v ]]`), `printf -v NAME`, `read NAME`, `declare`/`typeset`/`local NAME`, `unset NAME`
+and a nameref's target evaluate `a[$(rm -rf ~)]`'s subscript, and so running its command; a
+name that is an expansion there (`test -v "$v"`) cannot be analysed either.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from .wrappers import Words, rebinds
 
@@ -44,6 +47,8 @@ VARIABLE_BUILTINS = frozenset({"read", "printf", "mapfile", "readarray", "getopt
     "set",
     "wait",
     "shopt",
+    "test",
+    "[",
     *DECLARATIONS,
 }
 #: options that take a value: read -a -d -i -n -N -p -t -u; mapfile -d -n -O -s -u -C -c
@@ -62,6 +67,24 @@ def rebinding_name(name: str | None) -> bool:
     if name is None:
         return True
     return rebinds(name.split("[", 1)[0] + "=")
+
+
+SUBSCRIPT_EVALUATED = "subscript is arithmetic (it can run commands)"
+SUBSCRIPT = f"a variable name's {SUBSCRIPT_EVALUATED}"
+
+
+def name_problem(name: str | None) -> str | None:
+    """Why a variable name given to a builtin cannot be analysed: an expansion (its value could
+    be `a[$(rm -rf ~)]`) or a subscript that is not a number (bash evaluates it), or None."""
+    if name is None:
+        return "a variable name that is an expansion (its subscript would be evaluated)"
+    bracket = name.find("[")
+    if bracket < 0:
+        return None
+    index = name[bracket + 1 :].removesuffix("]")
+    if index in ("@", "*"):
+        return None
+    return SUBSCRIPT if arithmetic_problem(index) else None
 
 
 def arithmetic_problem(expression: str | None) -> str | None:
@@ -143,7 +166,9 @@ def variable_problem(words: Words) -> str | None:
             return "mapfile -C runs a string as a command"
         targets = [v for letter, v in options if letter == "a"] if is_read else []
         targets += list(words[rest:] if is_read else words[rest : rest + 1])
-        return f"{name} {REBINDING}" if any(map(rebinding_name, targets)) else None
+        if any(map(rebinding_name, targets)):
+            return f"{name} {REBINDING}"
+        return _first(f"{name}: ", map(name_problem, targets))
     if name == "printf":
         parsed = _options(words, 1, frozenset("v"))
         if parsed is None:
@@ -154,7 +179,9 @@ def variable_problem(words: Words) -> str | None:
                 else None
             )
         targets = [v for letter, v in parsed[0] if letter == "v"]  # the last -v wins
-        return f"printf -v {REBINDING}" if any(map(rebinding_name, targets)) else None
+        if any(map(rebinding_name, targets)):
+            return f"printf -v {REBINDING}"
+        return _first("printf -v: ", map(name_problem, targets))
     if name == "wait":  # `wait -n -p NAME`: the job's process id
         parsed = _options(words, 1, frozenset("p"))
         if parsed is None:
@@ -172,7 +199,11 @@ def variable_problem(words: Words) -> str | None:
         options, rest = parsed
         if any(letter == "f" for letter, _ in options):
             return None  # functions only
-        return f"unset {REBINDING}" if any(map(rebinding_name, words[rest:])) else None
+        if any(map(rebinding_name, words[rest:])):
+            return f"unset {REBINDING}"
+        return _first("unset: ", map(name_problem, words[rest:]))
+    if name == "test" or name == "[":
+        return test_problem(words[1:-1] if name == "[" and words[-1] == "]" else words[1:])
     if name == "let":
         for expression in words[1:]:
             problem = arithmetic_problem(expression)
@@ -189,6 +220,30 @@ def variable_problem(words: Words) -> str | None:
         names = words[parsed[1] :]
         if {"o", "s"} <= letters and (None in names or "keyword" in names):
             return _KEYWORD
+    return None
+
+
+def _first(prefix: str, problems: Iterable[str | None]) -> str | None:
+    problem = next((p for p in problems if p), None)
+    return prefix + problem if problem else None
+
+
+#: `test -v NAME` (a variable is set): NAME's subscript is evaluated (`-R` does not)
+NAME_TESTS = frozenset({"-v"})
+
+
+def test_problem(args: Words) -> str | None:
+    """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or
+    an operator that is an expansion in the two-argument form (`test $op "$v"` could be `-v`)."""
+    while args[:1] == ("!",):
+        args = args[1:]
+    if len(args) == 2 and args[0] is None:
+        return "test: an operator that is an expansion (it could be -v)"
+    for k, word in enumerate(args[:-1]):
+        if word in NAME_TESTS:
+            problem = name_problem(args[k + 1])
+            if problem:
+                return f"test {word}: {problem}"
     return None
 
 
@@ -245,6 +300,12 @@ def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
         # a nameref: every later assignment to it is one to its target
         if "n" in on and builtin != "export" and (not value or rebinding_name(value)):
             return f"{builtin} -n: a nameref whose target is unknown or {REBINDING[5:]}"
+        if "n" in on and builtin != "export" and name_problem(value):
+            return f"{builtin} -n: the nameref target's {SUBSCRIPT_EVALUATED}"
+        # `declare 'a[$(rm -rf ~)]=1'`: a quoted assignment is a word holding the name
+        problem = name_problem(name if has_value or name is None else name.split("=", 1)[0])
+        if problem:
+            return f"{builtin}: {problem}"
         if builtin == "export" and not unexports and not has_value:
             continue  # `export PATH`: its value is unchanged
         if builtin == "readonly" and not has_value:

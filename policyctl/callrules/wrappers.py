@@ -103,7 +103,7 @@ def strip_wrappers(words: Words) -> tuple[Words, str | None, bool]:
             chdir = chdir or any(
                 w is not None and w.startswith(("-C", "--chdir")) for w in words[1:start]
             )
-            while start < len(words) and is_assignment(words[start]):
+            while start < len(words) and is_env_assignment(words[start]):
                 start += 1
             if start < len(words) and words[start] is None:
                 return words, "env: an assignment or command that is an expansion", chdir
@@ -155,3 +155,9 @@ def is_assignment(word: str | None) -> bool:
         return False
     name = word.split("=", 1)[0]
     return name.isidentifier()
+
+
+def is_env_assignment(word: str | None) -> bool:
+    """`env` and `sudo` take any word holding `=` before the command as an assignment, also
+    `BASH_FUNC_ls%%=() { ...; }`, which makes a child bash define the function `ls`."""
+    return word is not None and "=" in word
