@@ -1,0 +1,80 @@
+"""Commands hidden where policyctl saw no command: a backquote or `$(...)` that is the operand of
+`${...}` (`echo ${x:-`rm -rf ~`}`: the grammar keeps it as a plain word), and a runner given a
+whole script as one word (`script -c 'rm -rf ~'`, `flock L -c '...'`, `watch 'rm -rf ~'`,
+`ssh host 'rm -rf ~'`). Each is unanalysable (callDefault where `exec` has specifiers), and the
+hidden command is still found and screened, so `deny: ["exec(rm *)"]` refuses it.
+
+The lines are run by bash too: the hidden command really runs.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_against_bash import commands_bash_runs
+from test_shell_variables import ALLOW_ANY, ASK_ANY, DENY_RM, verdict
+
+from policyctl.callrules.shell import analyse
+
+BASH = shutil.which("bash") or "/bin/bash"
+
+#: each runs c1 in the same bash (seen by test_against_bash's DEBUG trap); `y` is set, `x` not
+OPERANDS = [
+    "echo ${x:-`c1`}",
+    'echo "${x:-`c1`}"',
+    "echo ${x:=`c1`}",
+    "y=1; echo ${y:+`c1`}",
+    "git status ${x:-`c1`}",
+    "echo ${x[0]:-`c1`}",
+    "echo ${@:-`c1`}",
+    "echo ${1:-`c1`}",
+    "echo ${x-`c1`}",
+    "echo ${x=`c1`}",
+    "echo ${x:-${y:-`c1`}}",
+    "echo ${x:-$[`c1; echo 1`]}",
+    "y=ab; echo ${y#`c1`}",
+    "y=ab; echo ${y#$(c1)}",
+    "y=ab; echo ${y%%`c1`}",
+    "y=ab; echo ${y/a/`c1`}",
+    "echo \"${x:-'`c1`'}\"",
+]
+
+#: operands with nothing that runs: still analysable
+PLAIN_OPERANDS = [
+    "echo ${x:-default}",
+    "echo ${x#*/} ${x%.py} ${x/a/b}",
+    "echo ${x:-$HOME}",
+    "echo ${x:-\\`c1\\`}",
+    "echo ${x:-'$(c1)'}",
+]
+
+
+@pytest.mark.parametrize("line", OPERANDS)
+def test_a_substitution_in_an_operand_is_not_analysable(line: str) -> None:
+    found = analyse(line)
+    assert found.problems, line
+    assert "c1" in {c.words[0] for c in found.commands}
+    assert verdict(ALLOW_ANY, line) == "deny"
+    assert verdict(ASK_ANY, line) == "ask"
+    assert verdict(DENY_RM, line.replace("c1", "rm -rf ~")) == "deny"
+
+
+@pytest.mark.parametrize("line", PLAIN_OPERANDS)
+def test_an_operand_without_a_substitution_stays_analysable(line: str) -> None:
+    assert not analyse(line).problems, analyse(line).problems
+    assert verdict(ALLOW_ANY, line) == "allow"
+
+
+@pytest.mark.skipif(not Path(BASH).exists(), reason="needs bash")
+@pytest.mark.parametrize("line", OPERANDS)
+def test_bash_runs_the_operand(line: str, tmp_path: Path) -> None:
+    assert "c1" in commands_bash_runs(line, tmp_path)
+
+
+@pytest.mark.skipif(not Path(BASH).exists(), reason="needs bash")
+@pytest.mark.parametrize("line", PLAIN_OPERANDS)
+def test_bash_runs_no_plain_operand(line: str, tmp_path: Path) -> None:
+    assert "c1" not in commands_bash_runs(line, tmp_path)
