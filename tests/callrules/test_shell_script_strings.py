@@ -78,3 +78,73 @@ def test_bash_runs_the_operand(line: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("line", PLAIN_OPERANDS)
 def test_bash_runs_no_plain_operand(line: str, tmp_path: Path) -> None:
     assert "c1" not in commands_bash_runs(line, tmp_path)
+
+
+# -- runners given a script string -----------------------------------------------------------
+
+#: each makes a child process run `mkdir ran`
+RUNNER_SCRIPTS = [
+    "script -qc 'mkdir ran' /dev/null",
+    "script -q -c 'mkdir ran' /dev/null",
+    "script -q --command='mkdir ran' /dev/null",
+    "flock lk -c 'mkdir ran'",
+    "flock lk --command 'mkdir ran'",
+    "timeout 3 watch -n 0.5 -g 'mkdir ran'",
+]
+
+#: the same, where bash was not run (no peer host, group or server here)
+RUNNER_SCRIPTS_UNRUN = [
+    "ssh host 'mkdir ran'",
+    "sg staff -c 'mkdir ran'",
+    "tmux new-session -d 'mkdir ran'",
+    "sudo -u bob flock lk -c 'mkdir ran'",
+]
+
+
+@pytest.mark.parametrize("line", RUNNER_SCRIPTS + RUNNER_SCRIPTS_UNRUN)
+def test_a_runners_script_meets_deny_rules(line: str) -> None:
+    denied = line.replace("mkdir ran", "rm -rf x")
+    assert verdict(DENY_RM, denied) == "deny", denied
+    mkdir = [c for c in analyse(line).commands if c.words[0] == "mkdir"]
+    assert mkdir and all(c.screen for c in mkdir)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'script -qc "$cmd" /dev/null',
+        "flock lk -c $cmd",
+        "watch $cmd",
+        "script -qc'rm -rf x' /dev/null",  # the script glued to its option
+        "sudo -s 'rm$IFS-rf x'",  # sudo -s escapes every character but `$` for the shell
+    ],
+)
+def test_a_runner_whose_script_cannot_be_placed_is_not_analysable(line: str) -> None:
+    assert analyse(line).problems
+    assert verdict(ASK_ANY, line) == "ask"
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["watch -n 1 git status", "flock lk git pull", "ssh host uptime", "script -q log.txt"],
+)
+def test_a_runner_with_plain_words_stays_analysable(line: str) -> None:
+    assert not analyse(line).problems
+    assert verdict(ALLOW_ANY, line) == "allow"
+
+
+@pytest.mark.skipif(not Path(BASH).exists(), reason="needs bash")
+@pytest.mark.parametrize("line", RUNNER_SCRIPTS)
+def test_a_runner_runs_its_script_string(line: str, tmp_path: Path) -> None:
+    program = line.split()[2] if line.startswith("timeout") else line.split()[0]
+    if not shutil.which(program):
+        pytest.skip(f"needs {program}")
+    subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", line],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "TERM": "dumb"},
+        capture_output=True,
+        timeout=10,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (tmp_path / "ran").exists()
