@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from .gitconfig import git_problem
 from .variables import VARIABLE_BUILTINS, variable_problem
 from .wrappers import (
     Words,
@@ -219,6 +220,10 @@ def expand(
         items.extend(_tee(words))
     elif name in VARIABLE_BUILTINS:
         problem = variable_problem((name, *words[1:]))
+        if problem:
+            items.append(Problem(problem, text))
+    elif name == "git":
+        problem = git_problem(words)
         if problem:
             items.append(Problem(problem, text))
     return items
@@ -452,7 +457,7 @@ _PAYLOAD_CARRIERS = frozenset(
     | {"builtin", "su", "runuser", "tee", "hash", "enable", "compgen", "complete"}
 )
 #: every command name `expand` looks at after the command itself (the rest are plain commands)
-_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS
+_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS | {"git"}
 
 
 def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:

@@ -148,3 +148,67 @@ def test_a_runner_runs_its_script_string(line: str, tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert (tmp_path / "ran").exists()
+
+
+# -- git configuration on the command line -----------------------------------------------------
+
+#: each makes git (run in a fresh repository) run `mkdir ../ran`; X holds the command
+GIT_RUNS = [
+    "git -c core.fsmonitor='mkdir ../ran; false' status",
+    "git -c Core.FSMonitor='mkdir ../ran; false' status",
+    "git -c alias.st='!mkdir ../ran' st",
+    "git --config-env=core.fsmonitor=X status",
+    "git --config-env core.fsmonitor=X status",
+    "git -C . -c core.fsmonitor='mkdir ../ran; false' status",
+]
+GIT_ALLOW = 'tools:\n  allow: ["exec(git *)"]\n  deny: ["exec(rm *)"]\n'
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        *GIT_RUNS,
+        "env git -c core.sshCommand='rm -rf ~' fetch",
+        "git -c core.pager='rm -rf ~' log",
+        "git -c diff.x.textconv=rm diff",
+        "git -c unknown.key=x status",  # names not known to run nothing fail closed
+        "git --exec-path=/tmp/evil status",
+        "git $opt status",
+    ],
+)
+def test_git_configuration_that_can_run_a_command_is_not_analysable(line: str) -> None:
+    assert analyse(line).problems
+    assert verdict(GIT_ALLOW, line) == "deny"
+    env_form = "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0=x git status"
+    assert verdict(GIT_ALLOW, env_form) == "deny"  # the form it is now consistent with
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git -c user.name=bot -c user.email=bot@example.com commit -m x",
+        "git -c color.ui=always log",
+        "git -c core.quotePath=false status",
+        "git -C sub status -c x",  # after the subcommand `-c` is the subcommand's own
+    ],
+)
+def test_git_configuration_that_runs_nothing_stays_analysable(line: str) -> None:
+    assert not analyse(line).problems
+    assert verdict(GIT_ALLOW, line) == "allow"
+
+
+@pytest.mark.skipif(not shutil.which("git"), reason="needs git")
+@pytest.mark.parametrize("line", GIT_RUNS)
+def test_git_runs_the_configured_command(line: str, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "X": "mkdir ../ran; false"}
+    subprocess.run(["git", "init", "-q", str(repo)], env=env, check=True, timeout=10)
+    subprocess.run(
+        [BASH, "--norc", "--noprofile", "-c", line],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        timeout=10,
+        stdin=subprocess.DEVNULL,
+    )
+    assert (tmp_path / "ran").exists()
