@@ -496,6 +496,7 @@ class _Walker:
             if index is not None and self.text(index) not in ("@", "*"):
                 problem = arithmetic_problem(self.text(index))
         elif kind in kinds.binary_expression:
+            self.operand_substitutions(node)  # `[[ x =~ `cmd` ]]`: the regex is kept as text
             operator = node.child_by_field_name("operator")
             if operator is not None and self.text(operator) in ARITHMETIC_TESTS:
                 for side in ("left", "right"):
@@ -526,8 +527,10 @@ class _Walker:
             text = self.text(child)
             if not _SUBSTITUTION.search(_ESCAPED.sub("", text)):
                 continue
-            if child.type == "raw_string" and not _double_quoted(node):
-                continue  # `${x:-'$(c)'}` unquoted: the quotes make it literal
+            if not _double_quoted(node) and not _SUBSTITUTION.search(
+                _SINGLE_QUOTED.sub("", _ESCAPED.sub("", text))
+            ):
+                continue  # `${x:-'$(c)'}`, `[[ x =~ '`c`' ]]` unquoted: quotes make it literal
             self.items.append(Problem(HIDDEN_SUBSTITUTION, self.text(node)))
             found = _analyse(
                 ': "' + _as_double_quoted(text) + '"', self.depth + 1, self.limits, self.deadline
@@ -633,10 +636,11 @@ class _Walker:
         self.items.append(Access(mode, path, self.text(node)))  # type: ignore[arg-type]
 
 
-HIDDEN_SUBSTITUTION = "a command substitution inside a ${...} operand the parser kept as text"
+HIDDEN_SUBSTITUTION = "a command substitution in an operand the parser kept as text"
 #: what runs a command inside a word bash expands (escaped pairs such as \` are dropped first)
 _SUBSTITUTION = re.compile(r"`|\$[(\[]")
 _ESCAPED = re.compile(r"\\.", re.S)
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
 PROMPT_EXPANSION = "${x@P} expands a value as a prompt (it can run commands)"
 INDIRECTION = "${!x} uses a value as a variable name (its subscript can run commands)"
 
@@ -662,7 +666,8 @@ def _indirection_problem(children: list[Node]) -> str | None:
 
 
 def _double_quoted(expansion: Node) -> bool:
-    """Whether a `${...}` (or the one it is nested in) stands inside double quotes."""
+    """Whether a `${...}` (or the one it is nested in) stands inside double quotes, where a
+    `'` in its operand is a plain character."""
     parent = expansion.parent
     while parent is not None and parent.type == "expansion":
         parent = parent.parent

@@ -40,6 +40,8 @@ OPERANDS = [
     "y=ab; echo ${y%%`c1`}",
     "y=ab; echo ${y/a/`c1`}",
     "echo \"${x:-'`c1`'}\"",
+    "[[ x =~ `c1` ]]",
+    "[[ x =~ ^`c1`$ ]]",
 ]
 
 #: operands with nothing that runs: still analysable
@@ -49,6 +51,7 @@ PLAIN_OPERANDS = [
     "echo ${x:-$HOME}",
     "echo ${x:-\\`c1\\`}",
     "echo ${x:-'$(c1)'}",
+    "[[ x =~ '`c1`' ]]",
 ]
 
 
@@ -59,7 +62,9 @@ def test_a_substitution_in_an_operand_is_not_analysable(line: str) -> None:
     assert "c1" in {c.words[0] for c in found.commands}
     assert verdict(ALLOW_ANY, line) == "deny"
     assert verdict(ASK_ANY, line) == "ask"
-    assert verdict(DENY_RM, line.replace("c1", "rm -rf ~")) == "deny"
+    # the grammar rejects a blank in a backquoted `=~` regex: that line is unanalysable with
+    # its `rm` unseen (callDefault), so the deny rule is shown on a one-word command there
+    assert verdict(DENY_RM, line.replace("c1", "rm" if "=~" in line else "rm -rf ~")) == "deny"
 
 
 @pytest.mark.parametrize("line", PLAIN_OPERANDS)
