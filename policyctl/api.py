@@ -14,7 +14,7 @@ from .catalog import load_catalog
 from .compile import CompiledPolicy, compile_document, relative_catalog_dir
 from .diagnostics import Diagnostic, PolicyError
 from .files import policy_roots
-from .loader import LoadedDocument, load_document
+from .loader import LoadedDocument, Reader, load_document
 from .model import PolicyDocument
 from .settings import Limits, default_limits
 
@@ -50,10 +50,15 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def compile_loaded(loaded: LoadedDocument, limits: Limits | None = None) -> CompiledPolicy:
+def compile_loaded(
+    loaded: LoadedDocument, limits: Limits | None = None, reader: Reader | None = None
+) -> CompiledPolicy:
+    """Compile a loaded document. `reader` reads its operator catalog files as `load_document`
+    read the policy (give the same one): a revision's catalog comes from that revision, and
+    the hot-reload store digests and watches every file the compile read."""
     with _gc_paused():
         try:
-            return _compile_loaded(loaded, limits)
+            return _compile_loaded(loaded, limits, reader)
         except PolicyError as exc:
             raise _unquoted_outside(exc, loaded.root) from None
 
@@ -70,7 +75,9 @@ def _unquoted_outside(exc: PolicyError, root: str) -> PolicyError:
     )
 
 
-def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPolicy:
+def _compile_loaded(
+    loaded: LoadedDocument, limits: Limits | None, reader: Reader | None
+) -> CompiledPolicy:
     doc = validate_document(loaded)
     catalog = load_catalog(
         doc.catalog,
@@ -78,6 +85,7 @@ def _compile_loaded(loaded: LoadedDocument, limits: Limits | None) -> CompiledPo
         loaded.locations.value(("catalog",)),
         limits,
         policy_roots(Path(loaded.root), (limits or default_limits()).extends_roots),
+        reader,
     )
     if not loaded.diagnostics:
         return compile_document(doc, loaded.locations, catalog, loaded.root, loaded.files)

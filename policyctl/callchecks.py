@@ -40,6 +40,7 @@ def layer_policies(policy: CompiledPolicy, calls_only: bool = True) -> Iterator[
         found.extend(ps.policy for ps in scope.by_provider.values())
         found.extend(scope.senders.policies.values() if scope.senders else ())
         found.append(scope.subagents)
+    tables: set[int] = set()
     for layers in policy.layers.values():
         plans = [layers.profile, layers.sandbox, layers.subagent, layers.subagent_leaf]
         plans += [layers.agent] if layers.agent is not None else []
@@ -47,7 +48,10 @@ def layer_policies(policy: CompiledPolicy, calls_only: bool = True) -> Iterator[
             plans += [pp.provider_profile, pp.global_by_provider, pp.agent_by_provider]
         found.extend(plan.policy for plan in plans)
         for table in layers.sender_tables:
-            found.extend(table.policies.values())
+            # every agent's layers share the global table: list it once, not once per agent
+            if id(table) not in tables:
+                tables.add(id(table))
+                found.extend(table.policies.values())
     for channel in policy.channels.values():
         for groups in (channel.groups, *channel.accounts.values()):
             for group in (groups or {}).values():

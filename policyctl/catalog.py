@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 from .diagnostics import Diagnostic, PolicyError, Source
 from .files import confinement_problem, extends_error
-from .loader import detect_format, parse_text, read_text
+from .loader import Reader, decode, detect_format, parse_text, read_text
 from .located import flatten
 from .names import ascii_problem, fold
 from .settings import Limits, default_limits
@@ -294,11 +294,40 @@ def _builtin_file(text: str) -> dict[str, Any] | None:
     return data
 
 
+def _catalog_text(
+    path: Path, limits: Limits, shown: str, reader: Reader | None, named_at: Source | None, key: str
+) -> str:
+    """An operator catalog file's text: from disk, or through the `reader` that read the policy
+    (a git revision's files, the hot-reload store's digesting reader), so a compile reads every
+    file the same way."""
+    if reader is None:
+        if not path.exists():
+            raise PolicyError(
+                [Diagnostic.make("PC101", f"catalog file {shown} does not exist", named_at, key)]
+            )
+        return read_text(path, limits, shown)
+    try:
+        return decode(reader(path).encode("utf-8"), shown, limits)
+    except OSError as exc:
+        raise PolicyError(
+            [Diagnostic.make("PC101", f"cannot read catalog file {shown}: {exc}", named_at, key)]
+        ) from None
+
+
 def _read_catalog_file(
-    path: Path, limits: Limits, shown: str, builtin: bool = False
+    path: Path,
+    limits: Limits,
+    shown: str,
+    builtin: bool = False,
+    reader: Reader | None = None,
+    named_at: Source | None = None,
+    key: str = "catalog",
 ) -> Mapping[str, Any]:
     """A catalog file as data for `_derive`; validated unless it is a built-in one."""
-    text = read_text(path, limits, shown)
+    if builtin:  # shipped with policyctl: never a file of the policy's tree or revision
+        text = read_text(path, limits, shown)
+    else:
+        text = _catalog_text(path, limits, shown, reader, named_at, key)
     fast = _builtin_file(text) if builtin else None
     if fast is not None:
         return fast
@@ -346,11 +375,13 @@ def load_catalog(
     named_at: Source | None = None,
     limits: Limits | None = None,
     roots: tuple[Path, ...] | None = None,
+    reader: Reader | None = None,
 ) -> Catalog:
     """A built-in catalog by name, or an operator catalog file (which may extend a built-in).
 
     With `roots` (`files.policy_roots` of the policy naming the catalog), the catalog file and
-    every file it extends must lie under them, as `extends` targets must (PC113)."""
+    every file it extends must lie under them, as `extends` targets must (PC113). `reader`
+    (`loader.Reader`) reads the operator files instead of the disk, as it read the policy."""
     ref = ref or DEFAULT_CATALOG
     if ref in BUILTIN_CATALOGS:
         return builtin_catalog(ref)
@@ -374,12 +405,8 @@ def load_catalog(
     path = (relative_to / ref) if relative_to else Path(ref)
     if roots is not None:
         _confine(path, roots, named_at)
-    if not path.exists():
-        raise PolicyError(
-            [Diagnostic.make("PC101", f"catalog file {path} does not exist", named_at, "catalog")]
-        )
     chain: list[Mapping[str, Any]] = []
-    current = _read_catalog_file(path, limits, str(path))
+    current = _read_catalog_file(path, limits, str(path), False, reader, named_at)
     chain.append(current)
     seen = {path.resolve()}
     while current.get("extends"):
@@ -401,7 +428,10 @@ def load_catalog(
             seen.add(base_path.resolve())
             if roots is not None:
                 _confine(base_path, roots, Source(str(path), 1, 1))
-        current = _read_catalog_file(base_path, limits, shown, parent in BUILTIN_CATALOGS)
+        builtin = parent in BUILTIN_CATALOGS
+        current = _read_catalog_file(
+            base_path, limits, shown, builtin, reader, Source(str(path), 1, 1), "extends"
+        )
         chain.append(current)
     return _derive(list(reversed(chain)))
 

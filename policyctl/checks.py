@@ -371,7 +371,7 @@ def _empty_contexts(
     for run in runs:
         res = run.resolution
         labels = tuple(res.emptied_by())
-        if not labels or any(w.code == "PC409" for w in res.warnings):
+        if not labels or any(w.code == "PC409" for w in res.selection_notes):
             continue
         if res.context.trigger == "memory":
             # the memory flush keeps only read and write (semantics 7): a run without them

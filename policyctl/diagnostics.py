@@ -440,6 +440,15 @@ CODES: dict[str, CodeInfo] = _codes(
         "inventory. Give a plugin's tools the plugin's own id.",
     ),
     (
+        "PC317",
+        E,
+        "REV:path names a file too",
+        "`policyctl diff` reads an argument of the form `REV:path` from the git revision REV, "
+        "never from the working tree; a file of the working tree with that very name (a copy a "
+        "pull request could plant) makes the argument ambiguous, so it is refused. Write "
+        "`./REV:path` to compare the file, or rename it.",
+    ),
+    (
         "PC380",
         E,
         "duplicate byProvider key",
@@ -493,6 +502,41 @@ CODES: dict[str, CodeInfo] = _codes(
         "The caller supplied an agent, a spawning session or a subagent depth that disagrees "
         "with the run's session key. The session key is the authority: the field is ignored, "
         "so a caller cannot pick a looser policy.",
+    ),
+    (
+        "PC323",
+        E,
+        "import: one thing defined twice",
+        "`policyctl import` found two definitions of one thing: two `agents.list` entries with "
+        "the same id, a Slack channel under both `channels` and `groups`, or a key written twice "
+        "in one JSON5 object (the parser keeps only the later value). Only one could be "
+        "imported, and the other's denies would be lost; the import refuses (exit 1, nothing "
+        "written) and names both places. Merge them into one, keeping every deny.",
+    ),
+    (
+        "PC324",
+        E,
+        "import: exec restriction that cannot be translated",
+        "An OpenClaw `tools.exec` setting restricts exec (`security: allowlist`, `safeBins`, "
+        "`ask: always` or `on-miss`) in a way a policyctl tool policy cannot say. Dropping it "
+        "would allow exec unrestricted, so the import refuses (exit 1, nothing written). Deny "
+        "exec in the source, or write the restriction as `exec(...)` call rules.",
+    ),
+    (
+        "PC325",
+        W,
+        "import: exec disabled, imported as a deny",
+        "OpenClaw's `tools.exec.security: deny` disables exec; the import writes `exec` into "
+        "that scope's `deny` list, so the policy stays as narrow as the source.",
+    ),
+    (
+        "PC326",
+        W,
+        "import: setting left out",
+        "A setting of the OpenClaw config that is not tool policy (credentials, models, "
+        "workspaces, ...) or that policyctl does not translate is left out of the import; each "
+        "one is reported with its file:line:col. Restrictions are never left out silently: "
+        "they are translated or refused (PC323, PC324).",
     ),
     (
         "PC320",

@@ -7,18 +7,13 @@ the old one. Identical changes are grouped: one line for "12 contexts lose exec 
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import compile_loaded
 from .compile import CompiledPolicy
 from .context import RunContext
-from .diagnostics import Diagnostic, PolicyError
 from .escape import md_code, md_literal, printable_line
-from .loader import load_document
 from .located import list_path
 from .matrix import DEFAULT_MAX_CONTEXTS, MatrixContext, context_matrix, main_session_key
 from .probes import MAX_PROBES, probe_tools, with_probes
@@ -88,44 +83,6 @@ class DiffResult:
             if self.call_changes is None
             else [c.to_json() for c in self.call_changes],
         }
-
-
-def load_revision(spec: str) -> CompiledPolicy:
-    """A policy file, or `REV:path` for the file (and what it extends) at a git revision."""
-    if ":" in spec and not Path(spec).exists():
-        rev, _, rel = spec.partition(":")
-        # nothing from the command line may reach git as an option (`--output=FILE` writes a
-        # file): a revision or path starting with "-" is refused, and git is told where its
-        # options end
-        if rev.startswith("-") or rel.startswith("-"):
-            raise PolicyError(
-                [
-                    Diagnostic.make(
-                        "PC101",
-                        f"{spec!r}: a revision or path may not start with '-' "
-                        "(write ./PATH for a file whose name starts with '-')",
-                    )
-                ]
-            )
-        path = Path(rel)
-        top = _git(["rev-parse", "--show-toplevel"], Path.cwd()).strip()
-
-        def reader(p: Path) -> str:
-            inside = Path(p).resolve().relative_to(Path(top).resolve()).as_posix()
-            return _git(["show", "--end-of-options", f"{rev}:{inside}"], Path(top))
-
-        return compile_loaded(load_document(path, reader=reader))
-    return compile_loaded(load_document(spec))
-
-
-def _git(args: list[str], cwd: Path) -> str:
-    try:
-        out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PolicyError([Diagnostic.make("PC101", f"git {' '.join(args)}: {exc}")]) from None
-    if out.returncode != 0:
-        raise PolicyError([Diagnostic.make("PC101", f"git {' '.join(args)}: {out.stderr.strip()}")])
-    return out.stdout
 
 
 def _rule(r: RemovedTool) -> tuple[str, str | None]:

@@ -1,9 +1,11 @@
 """Explain one call: `Resolution.decide_call` rendered for `policyctl explain --call`.
 
-The decision (allow, ask, deny) with the layer that decided (its number and label as in the
-trail), the entry, where it is written and the sub-command, path or URL that decided, then
-every layer's verdict. A tool the run does not have is explained at name level first
-(`explain.decide_tool`): no call of it can be made, whatever its call rules say.
+The decision (allow, ask, deny) with the layer that decided (its number, and its label as in
+the trail; for a deny or ask rule the key of the list the rule is written in, `tools.deny` or
+`tools.ask`, as `explain --tool` labels a removal by a deny list), the entry, where it is
+written and the sub-command, path or URL that decided, then every layer's verdict. A tool the
+run does not have is explained at name level first (`explain.decide_tool`): no call of it can
+be made, whatever its call rules say.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .callrules.model import Reason
 from .explain import ToolDecision, decide_tool, summary_line
+from .pipeline.result import deny_label
 
 if TYPE_CHECKING:
     from .callrules.model import CallDecision, Verdict
@@ -69,7 +73,7 @@ class CallExplanation:
         found = self.stages.get(verdict.layer)
         if found is None:
             return verdict.layer
-        return f"layer {found[0]} {found[1]} ({verdict.layer})"
+        return f"layer {found[0]} {found[1]} ({list_label(verdict)})"
 
     def render(self) -> str:
         d = self.decision
@@ -116,11 +120,26 @@ class CallExplanation:
             strict=True,
         ):
             found = self.stages.get(verdict.layer) if verdict.layer else None
+            row["layer"] = list_label(verdict)
             row["stage"] = found[0] if found is not None else None
             row["location"] = _location(verdict.source)
         if not self.name_level.allowed:
             out["nameLevel"] = self.name_level.to_json()
         return out
+
+
+def list_label(verdict: Verdict) -> str | None:
+    """The layer's label, naming the list of the rule that decided: a layer's call rules all
+    carry its allow label (`tools.allow`), but a deny rule is written in `tools.deny` and an
+    ask rule in `tools.ask`."""
+    label = verdict.layer
+    if label is None or not label.endswith(".allow"):
+        return label
+    if verdict.reason is Reason.DENY_RULE:
+        return deny_label(label)
+    if verdict.reason is Reason.ASK_RULE:
+        return label[: -len(".allow")] + ".ask"
+    return label
 
 
 def _tool_note(verdict: Verdict, tool: str) -> str:

@@ -1,7 +1,10 @@
 """Import the policy-relevant parts of an OpenClaw config (JSON5) as a policyctl document.
 
-Everything else (tokens, workspaces, models, channel credentials, exec and elevated settings)
-is left out and listed by key path only, never by value, so secrets never reach the output.
+Everything else (tokens, workspaces, models, channel credentials, elevated settings) is left
+out and listed by key path only, never by value, so secrets never reach the output. Nothing
+that restricts is dropped: `tools.exec.security: deny` becomes `deny: [exec]`, and an exec
+restriction with no policyctl equivalent, or a repeated agent id, is a problem (`problems`)
+that fails the import.
 Where OpenClaw spells a policy differently, it is moved to policyctl's spelling and the move is
 recorded (`moved`), so comments written on the original follow it (`cli/import_cmd.py`):
 
@@ -19,6 +22,7 @@ recorded (`moved`), so comments written on the original follow it (`cli/import_c
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +34,27 @@ _TOOLS_KEYS = ("profile", *_POLICY_KEYS, "byProvider", "toolsBySender", "sandbox
 
 
 Path = tuple[str | int, ...]
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def source_path(text: str) -> Path:
+    """The key path a dotted report path names (`agents.list[1].tools` -> agents, list, 1,
+    tools); a note after the path (`(no id)`) is not part of it."""
+    steps: list[str | int] = []
+    for key, index in _STEP.findall(text.split(" ", 1)[0]):
+        steps.append(int(index) if index else key)
+    return tuple(steps)
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """A setting the import refuses to translate looser than written: exit 1, no output.
+    `at` are the source paths involved (a repeated id: both definitions)."""
+
+    code: str
+    message: str
+    at: tuple[Path, ...]
+    fix: str | None = None
 
 
 @dataclass
@@ -44,6 +69,8 @@ class ImportResult:
     remarks: dict[Path, str] = field(default_factory=dict)
     #: the config as read (comments quoting a left-out value are not copied)
     config: Mapping[str, Any] = field(default_factory=dict)
+    #: what cannot be imported without loosening the policy (the import fails)
+    problems: list[ImportProblem] = field(default_factory=list)
 
     def output_path(self, source: Path) -> Path:
         """Where a value of the OpenClaw config went (if it was imported at all)."""
@@ -60,6 +87,7 @@ class _Importer:
         self.notes: list[str] = []
         self.moved: dict[Path, Path] = {}
         self.remarks: dict[Path, str] = {}
+        self.problems: list[ImportProblem] = []
 
     def skip(self, path: str) -> None:
         self.left_out.append(path)
@@ -89,6 +117,7 @@ class _Importer:
     def tools(self, raw: Any, path: str) -> dict[str, Any]:
         src = self.mapping(raw, path) or {}
         out: dict[str, Any] = {}
+        denied = False
         for key, value in src.items():
             sub = f"{path}.{key}"
             if key in ("profile", *_POLICY_KEYS):
@@ -100,6 +129,8 @@ class _Importer:
                 }
             elif key == "toolsBySender":
                 out[key] = self.senders(value, sub)
+            elif key == "exec":
+                denied = self.exec_settings(value, sub)
             elif key in ("sandbox", "subagents"):
                 block = self.mapping(value, sub) or {}
                 for inner in block:
@@ -109,7 +140,43 @@ class _Importer:
                     out[key] = {"tools": self.policy(block["tools"], f"{sub}.tools")}
             else:
                 self.skip(sub)
+        if denied:
+            # after the loop: a `deny` written after `exec` must not replace it
+            deny = out.get("deny")
+            if not isinstance(deny, list):
+                deny = out["deny"] = [] if deny is None else deny
+            if isinstance(deny, list) and "exec" not in deny:
+                deny.append("exec")
         return out
+
+    def exec_settings(self, raw: Any, path: str) -> bool:
+        """OpenClaw's exec switches: `security: deny` disables exec, which is `deny: [exec]`
+        here (True); a restriction policyctl cannot say (an allowlist of binaries, asking
+        before each command) is refused (PC324) rather than dropped, since leaving it out
+        would grant exec unrestricted. Settings that restrict nothing are left out."""
+        block = self.mapping(raw, path) or {}
+        security = block.get("security")
+        for key, value in block.items():
+            if key == "security" and value == "deny":
+                self.notes.append(f"{path}.security is deny: imported as deny: [exec] (PC325)")
+            elif key == "security" and value == "full":
+                self.skip(f"{path}.security")
+            elif key == "ask" and (value == "off" or security == "deny"):
+                self.skip(f"{path}.ask")
+            elif key in ("security", "ask", "safeBins"):
+                self.problems.append(
+                    ImportProblem(
+                        "PC324",
+                        f"{path}.{key}: {value!r} restricts exec in a way policyctl cannot "
+                        "import; leaving it out would allow exec without it",
+                        (source_path(f"{path}.{key}"),),
+                        'deny exec here (security: "deny"), or write the restriction as '
+                        "exec(...) call rules in the imported policy and drop it from the source",
+                    )
+                )
+            else:
+                self.skip(f"{path}.{key}")
+        return security == "deny"
 
     def groups(self, raw: Any, path: str) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -180,7 +247,7 @@ def import_openclaw(config: Mapping[str, Any], channel_tools: Iterable[str] = ()
             imp.skip(key)
     enabled = _enabled_channels(config.get("channels"))
     _declare_inventory(imp, doc, servers, set(channel_tools) & enabled)
-    return ImportResult(doc, imp.left_out, imp.notes, imp.moved, imp.remarks, config)
+    return ImportResult(doc, imp.left_out, imp.notes, imp.moved, imp.remarks, config, imp.problems)
 
 
 def _enabled_channels(value: Any) -> set[str]:
@@ -241,9 +308,14 @@ def _group_maps(
             as_channel: Path = (*at, "channels", gid)
             imp.moved[as_channel] = as_group
             if gid in groups:
-                imp.notes.append(
-                    f"{path}.channels.{gid} and {path}.groups.{gid} both exist: the channel "
-                    "entry is imported, the group entry is not"
+                imp.problems.append(
+                    ImportProblem(
+                        "PC323",
+                        f"{path}.channels.{gid} and {path}.groups.{gid} both define group "
+                        f"{gid}: which one governs it is ambiguous",
+                        (as_channel, (*at, "groups", gid)),
+                        "merge the two into one entry (keep every deny)",
+                    )
                 )
             groups[gid] = group
             if gid.startswith("#"):
@@ -352,16 +424,25 @@ def _agents(imp: _Importer, raw: Any) -> dict[str, Any]:
                 out["defaults"] = defaults
         elif key == "list" and isinstance(value, list):
             entries: dict[str, Any] = {}
+            first: dict[str, int] = {}  # id -> index of its definition
             marked: list[str] = []
             for i, item in enumerate(value):
                 if not isinstance(item, Mapping) or not isinstance(item.get("id"), str):
                     imp.skip(f"agents.list[{i}] (no id)")
                     continue
-                if item["id"] in entries:
-                    imp.notes.append(
-                        f'agents.list[{i}] repeats the id "{item["id"]}": only this later '
-                        "definition is imported; merge the two by hand"
+                if item["id"] in first:
+                    imp.problems.append(
+                        ImportProblem(
+                            "PC323",
+                            f'agents.list[{i}] repeats the id "{item["id"]}" of '
+                            f"agents.list[{first[item['id']]}]: which definition governs the "
+                            "agent is ambiguous",
+                            (("agents", "list", i), ("agents", "list", first[item["id"]])),
+                            "merge the two definitions into one entry (keep every deny)",
+                        )
                     )
+                    continue
+                first[item["id"]] = i
                 entries[item["id"]] = imp.agent(item, f"agents.list[{i}]")
                 imp.moved[("agents", "list", i)] = ("agents", "entries", item["id"])
                 # the flag itself becomes a remark on the entry (see _default_agent)

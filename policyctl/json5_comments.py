@@ -46,6 +46,15 @@ class _Scanner:
     pending: list[tuple[str, int]] = field(default_factory=list)
     last_path: Path | None = None  # the value most recently completed
     last_line: int = 0
+    #: where each key (or array item) is written: 1-based line and column, first one kept
+    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    #: a key written twice in one object (the parser keeps the later value): path, where again
+    repeated: list[tuple[Path, tuple[int, int]]] = field(default_factory=list)
+
+    def here(self, path: Path) -> None:
+        if path not in self.positions:
+            column = self.pos - self.text.rfind("\n", 0, self.pos)
+            self.positions[path] = (self.line, column)
 
     def flush_pending(self, path: Path) -> None:
         for text, line in self.pending:
@@ -68,9 +77,12 @@ class _Scanner:
 
     def begin_value(self) -> Path:
         """A value starts here (scalar or container): attach waiting comments to it."""
-        if self.stack and self.stack[-1].kind == "[":
+        in_array = bool(self.stack) and self.stack[-1].kind == "["
+        if in_array:
             self.stack[-1].index += 1
         path = self.value_path()
+        if in_array:
+            self.here(path)
         self.flush_pending(path)
         return path
 
@@ -126,10 +138,18 @@ class _Scanner:
                     self.stack[-1].expect_key = True
                 self.pos += 1
             else:
-                token = self.read_token()
                 top = self.stack[-1] if self.stack else None
+                start = (self.line, self.pos)
+                token = self.read_token()
                 if top is not None and top.kind == "{" and top.expect_key:
                     top.key = token
+                    line, pos = start
+                    key_path = (*top.path, token)
+                    at = (line, pos - self.text.rfind("\n", 0, pos))
+                    if key_path not in self.positions:
+                        self.positions[key_path] = at
+                    else:
+                        self.repeated.append((key_path, at))
                     self.flush_pending((*top.path, token))
                     self.last_path = None
                 else:
@@ -172,6 +192,16 @@ class _Scanner:
 def json5_comments(text: str) -> list[Comment]:
     """Every comment of a (valid) JSON5 text, with the path it belongs to, in text order."""
     return _Scanner(text).scan()
+
+
+def json5_positions(
+    text: str,
+) -> tuple[dict[Path, tuple[int, int]], list[tuple[Path, tuple[int, int]]]]:
+    """Where each key and array item of a (valid) JSON5 text is written (line, column), and
+    each key written again in the same object (with where it is written again)."""
+    scanner = _Scanner(text)
+    scanner.scan()
+    return scanner.positions, scanner.repeated
 
 
 def nesting_too_deep(text: str, max_depth: int) -> int | None:

@@ -444,9 +444,6 @@ def _catalog_provider_classes(policy: CompiledPolicy, mentioned: set[str]) -> li
     return list(seen.values())
 
 
-_ABSENT = "absent"
-
-
 def _content(lp: LayerPolicy | None) -> object:
     """What a matched sender rule does (not where it is written): equal contents, equal runs."""
     if lp is None:
@@ -490,30 +487,35 @@ def _group_content(group: GroupPolicy) -> object:
 def _sender_classes(policy: CompiledPolicy) -> list[dict[str, str]]:
     """Per sender field (id, e164, username, name): each value the sender keys use -> the
     value that stands for it, the first of those that every table treats the same way (50,000
-    senders in three tiers are three values, not 50,000)."""
-    tables = sender_tables(policy)
-    channels = sorted(_sender_channels(policy))
-    found: dict[str, set[str]] = {k: set() for k in SENDER_KINDS}
-    for table in tables:
-        for key in table.policies:
-            kind, _, value = key.partition(":")
-            if kind == "channel":
-                found["id"].add(value.partition(":")[2])
-            elif kind in found:
-                found[kind].add(value)
+    senders in three tiers are three values, not 50,000).
 
-    def signature(kind: str, value: str) -> tuple[object, ...]:
-        keys = [f"{kind}:{value}"]
-        if kind == "id":
-            keys.extend(f"channel:{c}:{value}" for c in channels)
-        return tuple(
-            _content(t.policies[k]) if k in t.policies else _ABSENT for t in tables for k in keys
-        )
+    A value's signature lists, per table and per key spelling the value (`id:42`, then
+    `channel:C:42` per sender channel C), what that key does; keys a table lacks are left out
+    rather than written as absent, so the signatures are built in one pass over the keys
+    (values x tables would be 250 million lookups at the limits)."""
+    channels = {c: 1 + i for i, c in enumerate(sorted(_sender_channels(policy)))}
+    found: dict[str, dict[str, list[tuple[int, int, object]]]] = {k: {} for k in SENDER_KINDS}
+    for index, table in enumerate(sender_tables(policy)):
+        for key, lp in table.policies.items():
+            kind, _, value = key.partition(":")
+            spelling = 0
+            if kind == "channel":
+                channel, _, value = value.partition(":")
+                kind, spelling = "id", channels[channel]
+            elif kind not in found:
+                continue
+            found[kind].setdefault(value, []).append((index, spelling, _content(lp)))
 
     out: list[dict[str, str]] = []
     for kind in SENDER_KINDS:
         first: dict[tuple[object, ...], str] = {}
-        out.append({v: first.setdefault(signature(kind, v), v) for v in sorted(found[kind])})
+        values = found[kind]
+        classes = {}
+        for value in sorted(values):
+            # table order, then spelling order: the same value keyed twice reads the same way
+            signature = tuple(sorted(values[value], key=lambda e: (e[0], e[1])))
+            classes[value] = first.setdefault(signature, value)
+        out.append(classes)
     return out
 
 

@@ -3,9 +3,10 @@
 A matrix has thousands of contexts but fewer distinct runs: contexts whose eleven layers apply
 the same policies, with the same owner flag and the same provider-gated tools (what the
 construction filters read), have the same allowed set, the same removals and the same trail.
-The walk resolves each context once (the engine memoises shapes and verdicts, so this is
-lookups) and groups the contexts by that key; a check then decides once per group and still
-reports every context of it (the group's labels).
+The walk reads each context's layer plans only (the engine derives its facts and memoises
+shapes, so this is mostly lookups), groups the contexts by that key and resolves the first
+context of each group; a check then decides once per group and still reports every context
+of it (the group's labels).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .compiled import CompiledPolicy
-from .context import RunContext
 from .matrix import Matrix
-from .pipeline.layers import Layer
-from .resolve import Resolution, resolve
+from .pipeline.context import Facts
+from .pipeline.layers import Layer, LayerPlan
+from .resolve import Resolution, resolver_for
 
 #: what decides a run's answer (see `_key`)
 RunKey = tuple[object, ...]
@@ -31,34 +32,40 @@ class DistinctRun:
 
 
 def distinct_runs(policy: CompiledPolicy, matrix: Matrix) -> list[DistinctRun]:
-    """The matrix's contexts grouped by what decides their answer, in matrix order."""
+    """The matrix's contexts grouped by what decides their answer, in matrix order.
+
+    A context's key needs only its layer plans (`Resolver.run_plan`: derived facts and
+    memoised shapes, no decision); the first context of each group is resolved, and that
+    resolution stands for the group."""
     gated = [t.providers for t in policy.catalog.tools if t.providers is not None]
+    resolver = resolver_for(policy)
     runs: dict[RunKey, DistinctRun] = {}
+    # every context's plans stay alive until the walk ends: a policy built for one run (an
+    # unconfigured account's deny-everything) must not free an id another key then reuses
+    seen: list[tuple[LayerPlan, ...]] = []
     for cell in matrix.contexts:
-        res = resolve(policy, cell.context, require_tools=False)
-        key = _key(res, cell.context, gated)
+        facts, plans = resolver.run_plan(cell.context)
+        seen.append(plans)
+        key = _key(facts, plans, gated)
         run = runs.get(key)
         if run is None:
+            res = resolver.resolve_in(policy, cell.context, None, False)
             run = runs[key] = DistinctRun(res)
         run.labels.append(cell.label)
     return list(runs.values())
 
 
-def _key(res: Resolution, ctx: RunContext, gated: list[frozenset[str]]) -> RunKey:
+_INHERITANCE = Layer.INHERITANCE - 1
+
+
+def _key(facts: Facts, plans: tuple[LayerPlan, ...], gated: list[frozenset[str]]) -> RunKey:
     """Which policy each layer applies (compiled policies are shared objects, so identity is
-    equality; the runs keep every policy named here alive while the key is used), plus what
+    equality; the walk keeps every policy named here alive while the key is used), plus what
     the construction filters read: the owner flag, and which provider-gated tools the
     provider gets (none without a provider, semantics 7.9). The inheritance layer is built
     per run from the parent and the trigger, so it is keyed by those."""
-    eff = res.context
-    layers = tuple(
-        (ctx.parent, eff.trigger == "memory")
-        if plan.stage == Layer.INHERITANCE
-        else id(plan.policy)
-        if plan.policy is not None
-        else None
-        for plan in res.plans
-    )
-    provider = eff.provider
+    layers: list[object] = [None if p.policy is None else id(p.policy) for p in plans]
+    layers[_INHERITANCE] = (facts.parent, facts.trigger == "memory")
+    provider = facts.provider
     gate = tuple(provider is not None and provider in providers for providers in gated)
-    return (eff.is_owner, gate, layers)
+    return (facts.is_owner, gate, tuple(layers))

@@ -1,6 +1,7 @@
 """PolicyStore: hot reload that never serves a broken policy.
 
-The store watches a policy file and everything it extends (and an operator catalog file).
+The store watches every file a load read or tried to read: the policy, what it extends, its
+operator catalog and the catalogs that extends (one digesting reader reads them all).
 When one changes (and has been quiet for a moment: see `check`), the new version is loaded
 and compiled off the hot path and swapped in with a single reference assignment, so a resolve
 sees one whole version, never a mix, and a resolve in flight finishes on the version it
@@ -165,7 +166,6 @@ class PolicyStore:
             # write that lands between reading a file and fingerprinting it can never be lost:
             # the next check sees a digest that differs from what was read, and loads again.
             seen: dict[str, str] = {}
-            tried: list[str] = []
             limits = default_limits()
 
             def read(path: Path) -> str:
@@ -177,21 +177,19 @@ class PolicyStore:
                 seen[str(path)] = hashlib.sha256(raw).hexdigest()
                 return decode(raw, str(path), limits)
 
-            catalog: Path | None = None
             try:
-                loaded = load_document(self.path, limits, reader=read, tried=tried)
-                catalog = self._catalog_file(loaded.data)
-                if catalog is not None:  # digested before the compiler reads it
-                    seen[str(catalog)] = _digest(catalog)
-                policy = compile_loaded(loaded)
+                loaded = load_document(self.path, limits, reader=read)
+                # the same reader for the operator catalog and the catalogs it extends: every
+                # file the compile reads is digested, and watched from now on
+                policy = compile_loaded(loaded, limits, read)
             except PolicyError as exc:
-                self._failed(tried, catalog, seen, exc.diagnostics)
+                self._failed(seen, exc.diagnostics)
                 return False
             except Exception as exc:  # never let a reload take the service down
                 diagnostic = Diagnostic.make("PC120", f"reload failed: {type(exc).__name__}: {exc}")
-                self._failed(tried, catalog, seen, (diagnostic,))
+                self._failed(seen, (diagnostic,))
                 return False
-            watched = self._watch_list(tried, catalog)
+            watched = self._watch_list(seen)
             fingerprint = tuple((str(p), seen.get(str(p), _MISSING)) for p in watched)
             if verify_quiet and (
                 not self._quiet(watched) or self._fingerprint_of(watched) != fingerprint
@@ -213,28 +211,14 @@ class PolicyStore:
             self.on_reload(policy)
         return True
 
-    def _catalog_file(self, data: dict[str, Any]) -> Path | None:
-        name = data.get("catalog")
-        if isinstance(name, str) and name.endswith((".toml", ".yaml", ".yml", ".json")):
-            return self.path.parent / name
-        return None
+    def _watch_list(self, seen: dict[str, str]) -> tuple[Path, ...]:
+        """The policy and every file the load read or tried to read, in reading order."""
+        return tuple(dict.fromkeys([self.path, *(Path(f) for f in seen)]))
 
-    def _watch_list(self, tried: list[str], catalog: Path | None) -> tuple[Path, ...]:
-        paths = [self.path, *(Path(f) for f in tried)]
-        if catalog is not None:
-            paths.append(catalog)
-        return tuple(dict.fromkeys(paths))
-
-    def _failed(
-        self,
-        tried: list[str],
-        catalog: Path | None,
-        seen: dict[str, str],
-        diagnostics: Iterable[Diagnostic],
-    ) -> None:
-        """Watch every file the failed load tried to read, a missing `extends` target
-        included: the version that fixes the failure may be that file appearing."""
-        self._watched = self._watch_list(tried, catalog)
+    def _failed(self, seen: dict[str, str], diagnostics: Iterable[Diagnostic]) -> None:
+        """Watch every file the failed load tried to read, a missing `extends` target or
+        catalog included: the version that fixes the failure may be that file appearing."""
+        self._watched = self._watch_list(seen)
         self._fingerprint = tuple((str(p), seen.get(str(p), _MISSING)) for p in self._watched)
         self._report(diagnostics)
 

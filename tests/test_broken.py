@@ -65,6 +65,7 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     runtime_only |= {"PC450", "PC451", "PC452", "PC453", "PC454"}  # unknown context values
     runtime_only |= {"PC480"}  # the runtime: a run whose rules ask, with no approver
     runtime_only |= {"PC313"}  # a forged MCP marker: tests/adversarial/test_mcp_mark.py
+    runtime_only |= {"PC317"}  # diff's REV:path argument: tests/adversarial/test_revision.py
     runtime_only |= {
         "PC120",
         "PC383",
@@ -78,4 +79,5 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     callrules_checks |= {"PC417"}  # tests/test_callchecks.py lowers the comparison budget
     # `policyctl import` findings on Claude Code and Gemini CLI files: tests/test_import_calls*
     importer = {f"PC{n}" for n in range(125, 130)}
+    importer |= {f"PC{n}" for n in range(323, 327)}  # OpenClaw: tests/test_import_restrictions
     assert set(CODES) - runtime_only - callrules_checks - importer == covered

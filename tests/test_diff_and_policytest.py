@@ -14,8 +14,9 @@ from conftest import EXAMPLES, ROOT
 
 from policyctl import load_policy
 from policyctl.cli.main import main
-from policyctl.diff import diff_policies, load_revision
+from policyctl.diff import diff_policies
 from policyctl.matrix import context_matrix
+from policyctl.revision import load_revision
 from policyctl.testing import run_test_file
 
 BASE: dict[str, Any] = {

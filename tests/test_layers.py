@@ -530,6 +530,26 @@ def test_memory_flush_keeps_only_read_and_write(make_policy: MakePolicy) -> None
     assert res.allowed == ("read",)
 
 
+def test_memory_flush_runs_without_a_parent_share_one_inheritance_policy(
+    make_policy: MakePolicy,
+) -> None:
+    # built once per catalog, not once per context (validate's matrix has a memory-flush twin
+    # of every context); the shared plan says what a fresh one would
+    policy = make_policy("agents: {entries: {a: {}, b: {}}}")
+    first = run(policy, trigger="memory", agent="a")
+    other = run(policy, trigger="memory", agent="b", is_owner=True)
+    assert first.plans[10] is other.plans[10]
+    layer = first.layers[10]
+    assert (layer.applied, layer.label, layer.scope, layer.restrictive) == (
+        True,
+        "inherited tools",
+        "memory flush",
+        True,
+    )
+    assert first.allowed == other.allowed == ("read", "write")
+    assert first.plans[10].policy.grants is False  # type: ignore[union-attr]
+
+
 def test_layers_are_all_reported_in_order(make_policy: MakePolicy) -> None:
     res = run(make_policy("{}"))
     assert [layer.stage for layer in res.layers] == list(range(1, 12))

@@ -37,6 +37,8 @@ def _answer(policy: CompiledPolicy, context: object) -> tuple[object, ...]:
     res = resolve(policy, context, require_tools=False)  # type: ignore[arg-type]
     removed = [(r.tool, r.stage, r.kind, r.label, str(r.source)) for r in res.removed]
     pc409 = any(w.code == "PC409" for w in res.warnings)
+    # validate reads PC409 from the selection notes alone (no unknown-name checks)
+    assert pc409 == any(w.code == "PC409" for w in res.selection_notes)
     return res.allowed, removed, tuple(res.emptied_by()), pc409
 
 
@@ -83,3 +85,24 @@ def test_emptied_by_agrees_with_the_trail(source: str, make_policy: MakePolicy) 
         assert res.emptied_by() == expected, cell.label
         emptied += bool(expected)
     assert emptied or source != "team.yaml"  # team.yaml has runs its allow lists empty
+
+
+@pytest.mark.parametrize("source", ["mixed", *(p.name for p in POLICIES)])
+def test_run_plan_is_what_resolve_plans(source: str, make_policy: MakePolicy) -> None:
+    """The walk keys contexts by `Resolver.run_plan`, which decides nothing: it must name the
+    plans and the facts the resolution of the same context has."""
+    from policyctl.resolve import resolver_for
+
+    policy = make_policy(MIXED) if source == "mixed" else load_policy(EXAMPLES / source)
+    resolver = resolver_for(policy)
+    for cell in context_matrix(policy, 4000).contexts:
+        facts, plans = resolver.run_plan(cell.context)
+        res = resolve(policy, cell.context, require_tools=False)
+        assert plans == res.plans, cell.label
+        eff = res.context
+        assert (facts.is_owner, facts.provider, facts.trigger) == (
+            eff.is_owner,
+            eff.provider,
+            eff.trigger,
+        ), cell.label
+        assert facts.parent == cell.context.parent

@@ -1,9 +1,14 @@
 """The paths a patch touches, for `apply_patch(...)` rules (argument kind `patch`).
 
 Two formats are read: the apply_patch envelope (`*** Add File: p`, `*** Update File: p`,
-`*** Delete File: p`, `*** Move to: p`) and unified diffs (`--- a/p`, `+++ b/p`,
-`rename from`/`rename to`, `copy from`/`copy to`, `diff --git a/p b/q`). Every path is
-decided; a patch in which no path can be found cannot be analysed.
+`*** Delete File: p`, `*** Move to: p`, each read after stripping the line's blanks, Unicode
+blanks included, as Codex's apply_patch trims a hunk header before matching it) and unified
+diffs (`--- a/p`, `+++ b/p`, `rename from`/`rename to`, `copy from`/`copy to`,
+`diff --git a/p b/q`); a line ends at "\\n" only, as in both tools. Every path is
+decided; a patch in which no path can be found cannot be analysed, nor one with a line that,
+stripped, starts with `***` and is neither a header above nor a marker that names no file
+(`*** Begin Patch`, `*** End Patch`, `*** End of File`, a row of `*`): `*** add file: p`,
+`***  Add File: p` or a context diff's `*** p` may name a file to another reader.
 
 A diff name in git's quoted form (`"b/\\056env"`) is decoded as git decodes it (C-style
 escapes `\\a \\b \\t \\n \\v \\f \\r \\" \\\\` and three-digit octal bytes, read as UTF-8)
@@ -21,7 +26,10 @@ an unquoted name with `"` or a backslash, names without `a/`/`b/`) cannot be ana
 
 from __future__ import annotations
 
-_ENVELOPE = ("*** Add File:", "*** Update File:", "*** Delete File:", "*** Move to:")
+#: Codex's markers, each with its blank: the name is the rest of the stripped line, as written
+#: (`*** Add File:  src/x` writes ` src/x`); `*** Add File:x` is no header there, and refused
+_ENVELOPE = ("*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ")
+_MARKERS = frozenset({"*** Begin Patch", "*** End Patch", "*** End of File"})  # no path
 #: `rename old`/`rename new`: git still reads the older spellings of the rename lines
 _DIFF = (
     "--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ", "rename old ",
@@ -45,8 +53,15 @@ _OCTAL = "01234567"
 def patch_paths(text: str) -> tuple[str, ...] | str:
     """The paths, in order and without repeats, or why none could be found."""
     found: list[str] = []
-    for line in text.splitlines():
-        for path in _paths_of(line):
+    # lines end at "\n" only, as Codex's apply_patch (Rust's `lines()`) and git split them:
+    # `str.splitlines` also splits at "\r", "\x0b", "\u2028", ..., which would end a header's
+    # name early (`*** Add File: src/a\r/../.env` writes `src/.env`, not `src/a`)
+    for line in text.split("\n"):
+        line = line.removesuffix("\r")
+        paths = _paths_of(line)
+        if paths is None:
+            return f"a patch line looks like an envelope header but is none: {line[:60]!r}"
+        for path in paths:
             if path == "":
                 return f"a patch line names no path: {line[:60]!r}"
             if path != "/dev/null" and path not in found:
@@ -54,11 +69,18 @@ def patch_paths(text: str) -> tuple[str, ...] | str:
     return tuple(found) if found else "the patch names no file"
 
 
-def _paths_of(line: str) -> tuple[str, ...]:
-    for head in _ENVELOPE:
-        if line.startswith(head):
-            name = line[len(head) :].strip()
-            return ("",) if name.startswith('"') else (name,)  # quoted: not read, refused
+def _paths_of(line: str) -> tuple[str, ...] | None:
+    """The paths `line` names ("" for a name that cannot be read), or None for a line that
+    looks like an envelope header and is none."""
+    stripped = line.strip()  # str.strip drops every blank Rust's trim() drops, and more
+    if stripped.startswith("***"):
+        for head in _ENVELOPE:
+            if stripped.startswith(head):
+                name = stripped[len(head) :]
+                return ("",) if name.lstrip().startswith('"') else (name,)  # quoted: refused
+        if stripped in _MARKERS or stripped.strip("*") == "":
+            return ()
+        return None
     if line.startswith("diff --git "):
         # binary and mode-only changes have no ---/+++ lines: the header is all there is
         names = _header_names(line[len("diff --git ") :])

@@ -65,7 +65,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
-    from ..diff import diff_policies, load_revision, render_markdown, render_text
+    from ..diff import diff_policies, render_markdown, render_text
+    from ..revision import load_revision
 
     if args.max_contexts < 1:  # zero contexts compared would be "not widened" for any change
         print("policyctl diff: --max-contexts must be >= 1", file=sys.stderr)

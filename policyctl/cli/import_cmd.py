@@ -12,6 +12,7 @@ import argparse
 import io
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from ..importer import ImportResult
     from ..json5_comments import Comment
 
-from .common import EXIT_OK, EXIT_USAGE, subcommand
+from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
 HELP = (
     "convert the tool policy of an OpenClaw config, Claude Code settings or a Gemini CLI "
@@ -64,7 +65,7 @@ class _Unusable(Exception):
 def run(args: argparse.Namespace) -> int:
     from ..catalog import load_catalog
     from ..diagnostics import PolicyError
-    from ..importer import import_openclaw
+    from ..importer import import_openclaw, source_path
     from ..json5_comments import json5_comments
     from .common import report_failure
     from .import_calls import run_calls
@@ -94,6 +95,22 @@ def run(args: argparse.Namespace) -> int:
         n for n in catalog.sandbox_deny if n not in catalog.tool_ids and n not in catalog.aliases
     }
     result = import_openclaw(config, channel_tools)
+    where, errors = _locator(args.file, text)
+    for problem in result.problems:
+        first, *others = problem.at
+        also = "".join(f" (also at {where(p)})" for p in others)
+        fix = f" (fix: {problem.fix})" if problem.fix else ""
+        errors.append(f"{where(first)}: error {problem.code}: {problem.message}{also}{fix}")
+    if errors:
+        # fail closed: an import that would be looser than its source writes nothing
+        for line in errors:
+            print(line, file=sys.stderr)
+        print(
+            f"policyctl import: {args.file} not imported: {len(errors)} setting(s) "
+            "would be looser in policyctl than in the source",
+            file=sys.stderr,
+        )
+        return EXIT_FINDINGS
     doc = {"catalog": args.catalog, **result.document}
     body, lost = render_yaml(doc, result, json5_comments(text))
     header = (
@@ -107,13 +124,40 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(header + body)
     for path in result.left_out:
-        print(f"left out: {path}", file=sys.stderr)
+        print(f"{where(source_path(path))}: left out (PC326): {path}", file=sys.stderr)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     for line in lost:
         print(line, file=sys.stderr)
     print(f"imported {args.file}: {len(result.left_out)} section(s) left out", file=sys.stderr)
     return EXIT_OK
+
+
+def _locator(name: str, text: str) -> tuple[Callable[[tuple[str | int, ...]], str], list[str]]:
+    """file:line:col of a source key path (of the nearest enclosing key that is written), and
+    an error (PC323) for each key written twice in one object: the parser keeps only the
+    later value, so the earlier one's denies would be lost without a word."""
+    from ..json5_comments import json5_positions
+
+    positions, repeated = json5_positions(text)
+    errors = []
+    for path, (line, column) in repeated:
+        dotted = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:]
+        first = positions[path]
+        errors.append(
+            f"{name}:{line}:{column}: error PC323: {dotted} is written twice in one object, "
+            f"only this later value would be read (also at {name}:{first[0]}:{first[1]}) "
+            "(fix: merge the two into one key, keeping every deny)"
+        )
+
+    def where(path: tuple[str | int, ...]) -> str:
+        for cut in range(len(path), 0, -1):
+            found = positions.get(path[:cut])
+            if found is not None:
+                return f"{name}:{found[0]}:{found[1]}"
+        return f"{name}:1:1"
+
+    return where, errors
 
 
 def _is_claude_settings(name: str) -> bool:

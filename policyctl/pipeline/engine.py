@@ -270,6 +270,16 @@ class Resolver:
             raise NoCallableToolsError(res, answer.emptied)
         return res
 
+    def run_plan(self, context: RunContext) -> tuple[Facts, tuple[LayerPlan, ...]]:
+        """A run's facts and its eleven layer plans, the ones `resolve(context).plans` has,
+        without deciding the run: no inventory is consulted and no answer is built (the matrix
+        walk of `validate` groups thousands of contexts by their plans and decides each group
+        once)."""
+        shape, _ = self._shape(context)
+        if shape.sender_independent:
+            return shape.facts, shape.plans
+        return shape.facts, plans_for(shape, normalise_sender(context.sender))
+
     # -- the stages ---------------------------------------------------------------------------
 
     def _inventory_cache(self, inv: Inventory) -> InventoryCache:

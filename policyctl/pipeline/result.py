@@ -20,6 +20,7 @@ from ..contextcheck import unknown_context_values
 from ..diagnostics import Diagnostic, Source
 from ..entries import Hit
 from ..inventory import Inventory, Tool
+from ..names import fold
 from .context import EffectiveContext
 from .layers import Layer, LayerPlan, spec
 from .match import InventoryIndex, RuleKind, decide, iter_bits
@@ -142,6 +143,28 @@ class Resolution:
     def is_allowed(self, tool: str) -> bool:
         pos = self._a.index.position.get(tool)
         return pos is not None and bool(self._a.alive >> pos & 1)
+
+    def allows(self, tool: Tool) -> bool:
+        """Whether this very tool may run: its name is allowed and it is the tool this run was
+        resolved for (same plugin id and optional flag), not one registered under that name
+        since (a plugin reload, an MCP reconnect). Tools are interned, so the usual answer is
+        one identity test; a tool the inventory normalised is compared field by field."""
+        a = self._a
+        pos = a.index.position.get(tool.name)
+        if pos is None or not a.alive >> pos & 1:
+            return False
+        known = a.index.inventory.tools[pos]
+        if known is tool:
+            return True
+        plugin = fold(tool.plugin_id) if tool.plugin_id else None
+        return known.plugin_id == plugin and known.optional == (tool.optional and bool(plugin))
+
+    @property
+    def selection_notes(self) -> tuple[Diagnostic, ...]:
+        """What layer selection said of this run (among `warnings`: a scheduled run of an
+        account with no configuration, PC409), without the unknown-name checks `warnings`
+        adds: `validate` asks it of every run left with no tools."""
+        return self._a.shape.notes
 
     @property
     def plans(self) -> tuple[LayerPlan, ...]:

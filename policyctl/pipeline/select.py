@@ -9,6 +9,7 @@ which comes from the parent run rather than from the document.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..assemble import NO_PROVIDER, ProviderPlans, ScopeLayers
 from ..compiled import CompiledPolicy, GroupPolicy, LayerPolicy, SenderTable
@@ -279,25 +280,33 @@ def _inheritance_layer(policy: CompiledPolicy, facts: Facts) -> LayerPlan:
     """The parent's tools as literal names (semantics 7.8, 7.10), and the memory flush."""
     cap: Capture | None = facts.parent
     memory = facts.trigger == "memory"
-    if cap is None and not memory:
-        return _NO_PARENT
-    allow_names: list[str] | None = (
-        list(cap.allow) if cap is not None and cap.allow is not None else None
-    )
-    source = cap.source if cap is not None else "memory flush"
+    if cap is None:
+        return _memory_flush_plan(policy.memory_flush) if memory else _NO_PARENT
+    allow_names: list[str] | None = list(cap.allow) if cap.allow is not None else None
+    source = cap.source
     if memory:
         keep = policy.memory_flush
         allow_names = [n for n in allow_names if n in keep] if allow_names is not None else [*keep]
-        source = f"{source} + memory flush" if cap is not None else source
+        source = f"{source} + memory flush"
     allow = (
         literal_list(source, source, allow_names or [NOTHING]) if allow_names is not None else None
     )
-    deny = literal_list(source, source, cap.deny) if cap is not None and cap.deny else None
+    deny = literal_list(source, source, cap.deny) if cap.deny else None
     built = LayerPolicy("inherited tools", source, allow, deny, grants=False)
     return applied(Layer.INHERITANCE, built)
 
 
 _NO_PARENT = skipped(Layer.INHERITANCE, "no parent run")
+
+
+@lru_cache(maxsize=64)
+def _memory_flush_plan(keep: tuple[str, ...]) -> LayerPlan:
+    """The inheritance layer of a memory flush with no parent: the same for every such run of
+    a catalog, so built once (validate's matrix has a memory-flush twin of every context)."""
+    source = "memory flush"
+    allow = literal_list(source, source, [*keep] or [NOTHING])
+    built = LayerPolicy("inherited tools", source, allow, None, grants=False)
+    return applied(Layer.INHERITANCE, built)
 
 
 def _deny_everything(why: str, scope: str) -> LayerPolicy:

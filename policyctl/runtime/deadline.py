@@ -8,7 +8,10 @@ one that answers without ever waiting (most policy hooks: an `async def` that ne
 is done before any timer could run, so none is armed for it. One that waits goes on under
 `asyncio.timeout_at` with the deadline taken before it started, so a first step that blocks
 the event loop counts against its time exactly as it did before. A timeout can only interrupt
-an awaitable that waits: one that blocks the event loop cannot be cut short.
+an awaitable that waits: one that blocks the event loop cannot be cut short. So an answer is
+also checked against the clock once it comes: one that comes after the deadline (from an
+awaitable that blocked the loop past it, or that caught the timeout's cancellation and went
+on) is no answer, and raises TimeoutError as a timeout does. A late answer is never obeyed.
 """
 
 from __future__ import annotations
@@ -57,19 +60,30 @@ if sys.version_info >= (3, 11):
 
     async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
         """`awaitable`'s answer within `timeout` seconds, else TimeoutError."""
-        deadline = asyncio.get_running_loop().time() + timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
         if type(awaitable) is not CoroutineType:  # a future, or any other awaitable
             async with asyncio.timeout_at(deadline):
-                return await awaitable
-        coro: Coroutine[Any, Any, T] = awaitable  # type: ignore[assignment]
-        try:
-            pending = coro.send(None)  # its first step, in this task, as `await` would run it
-        except StopIteration as stop:  # answered without waiting: no timer could have fired
-            return stop.value  # type: ignore[no-any-return]
-        async with asyncio.timeout_at(deadline):
-            return await _Started(coro, pending)  # type: ignore[no-any-return]
+                answer: T = await awaitable
+        else:
+            coro: Coroutine[Any, Any, T] = awaitable  # type: ignore[assignment]
+            try:
+                pending = coro.send(None)  # its first step, in this task, as `await` runs it
+            except StopIteration as stop:  # answered without waiting: no timer could fire
+                answer = stop.value
+            else:
+                async with asyncio.timeout_at(deadline):
+                    answer = await _Started(coro, pending)
+        if loop.time() > deadline:  # it blocked the loop past the deadline, or ignored it
+            raise TimeoutError
+        return answer
 
 else:  # pragma: no cover - Python 3.10
 
     async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
-        return await asyncio.wait_for(awaitable, timeout)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        answer = await asyncio.wait_for(awaitable, timeout)
+        if loop.time() > deadline:  # as above: a late answer is no answer
+            raise asyncio.TimeoutError
+        return answer

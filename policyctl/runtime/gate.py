@@ -195,7 +195,7 @@ class CallGate:
     def check(self, name: str, params: dict[str, Any]) -> LoopVerdict | None:
         """The synchronous part of the gate: None if the tool is not in the resolved set,
         else the loop detector's verdict (recorded)."""
-        if not self.resolution.is_allowed(name) or name not in self.registry:
+        if not self.registry.allows(name, self.resolution):
             self.loop.observe(name, params, known=False)
             return None
         return self.loop.observe(name, params)

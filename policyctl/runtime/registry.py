@@ -188,6 +188,11 @@ class ToolRegistry:
     def __len__(self) -> int:
         return len(self._tools)
 
+    def allows(self, name: str, resolution: Resolution) -> bool:
+        """Whether the tool registered as `name` is the one `resolution` allows (by identity)."""
+        tool = self._inventory_tools.get(name)
+        return tool is not None and resolution.allows(tool)
+
     def inventory(self, catalog: Any) -> Inventory:
         """The registered tools as the inventory a resolve runs against (built once per change)."""
         found = self._inventory
@@ -201,7 +206,11 @@ class ToolRegistry:
     # -- what a run exposes ------------------------------------------------------------------
 
     def exposed(self, resolution: Resolution) -> list[RuntimeTool]:
-        allowed = [self._tools[n] for n in resolution.allowed if n in self._tools]
+        # by identity: a tool registered under an allowed name since the resolve is not shown
+        tools = self._inventory_tools
+        allowed = [
+            self._tools[n] for n in resolution.allowed if n in tools and resolution.allows(tools[n])
+        ]
         return sorted(allowed, key=lambda t: (t.plugin_id is not None, t.name))
 
     def definitions(
@@ -224,7 +233,8 @@ class ToolRegistry:
         self, name: str, raw_arguments: Any, resolution: Resolution
     ) -> PreparedCall | CallError:
         tool = self._tools.get(name)
-        if tool is None or not resolution.is_allowed(name):
+        # the registered tool itself, not its name: one replaced since the resolve is refused
+        if tool is None or not resolution.allows(self._inventory_tools[name]):
             return self._miss(name, resolution)
         try:
             return PreparedCall(
@@ -245,6 +255,8 @@ class ToolRegistry:
         return error
 
     def _explain_miss(self, name: str, resolution: Resolution) -> CallError:
+        if name in self._tools and resolution.is_allowed(name):
+            return _swapped(name, self._inventory_tools[name], resolution)
         available = [t.name for t in self.exposed(resolution)]
         decision = decide_tool(resolution, name)
         if decision.removal is not None:
@@ -264,3 +276,21 @@ class ToolRegistry:
         return CallError(
             name, f'tool "{name}" does not exist.{hint} Available: {shown or "(none)"}'
         )
+
+
+def _swapped(name: str, now: Tool, resolution: Resolution) -> CallError:
+    """The name was allowed for another tool: this one was registered after the resolve."""
+    was = next((t for t in resolution.inventory.tools if t.name == name), None)
+
+    def who(t: Tool | None) -> str:
+        if t is None or t.plugin_id is None:
+            return "a core tool"
+        return f"plugin {t.plugin_id}" + (", optional" if t.optional else "")
+
+    return CallError(
+        name,
+        f'tool "{name}" changed since this run was resolved (resolved for {who(was)}, now '
+        f"{who(now)}): refused; the next run decides it afresh",
+        fix="start a new run so the policy decides the tool now registered under this name",
+        kind="refused",
+    )

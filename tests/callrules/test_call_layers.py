@@ -13,6 +13,7 @@ import pytest
 
 from policyctl import Capture, RunContext, Sender, load_policy_text, resolve
 from policyctl.explain_call import explain_call
+from policyctl.pipeline.result import deny_label
 from policyctl.resolve import cap_cron_tools
 
 RM = '"exec(rm *)"'
@@ -108,9 +109,9 @@ def test_a_call_deny_at_each_layer_refuses_alone(slot: str, stage: int) -> None:
     assert decision.verdict.entry == "exec(rm *)"
     assert [v.layer for v in decision.layers if v.effect.label == "deny"] == [trail.label]
     assert res.decide_call("exec", {"command": "ls"}).effect.label == "allow"
-    # explain --call says which layer decided
+    # explain --call says which layer decided, under the layer's deny key
     text = explain_call(res, "exec", {"command": "rm -rf build"}).render()
-    assert trail.label in text and "deny" in text
+    assert f"layer {stage} " in text and f"({deny_label(trail.label)}): deny" in text
 
 
 def test_the_group_sender_rule_refuses_alone() -> None:
