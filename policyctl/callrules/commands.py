@@ -462,6 +462,9 @@ _SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS |
 
 def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
     items: list[Item] = _runner_scripts(words, text, depth, recurse)
+    if any(map(_sets_rebinding_variable, words[1:])):
+        # `systemd-run -E 'BASH_FUNC_ls%%=() { rm -rf ~; }' bash -c ls`, `--setenv=PATH=...`
+        items.append(Problem(REBINDS, text))
     starts = [k for k, w in enumerate(words) if k and w is not None and w[:1] not in "-+"]
     for k in starts[:MAX_SCREENED]:
         first = words[k]
@@ -505,6 +508,13 @@ def _runner_scripts(words: Words, text: str, depth: int, recurse: Recurse) -> li
     for script in dict.fromkeys(scripts[:MAX_SCREENED]):
         items.extend(_screened(recurse(script, depth + 1)))
     return items
+
+
+def _sets_rebinding_variable(word: str | None) -> bool:
+    """A runner's word that sets an environment variable, as an option value or alone."""
+    if word is None or "=" not in word:
+        return False
+    return rebinds(word.split("=", 1)[1] if word[:1] == "-" else word)
 
 
 def _su(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:

@@ -563,8 +563,10 @@ class _Walker:
         `declare -A`)."""
         for element in node.named_children:
             text = self.text(element)
-            if text[:1] == "[" and "]" in text:
-                problem = arithmetic_problem(text[1 : text.index("]")])
+            close = text.find("]")
+            # `[k]=v` and `[k]+=v` are keys; `[abc]*.txt` is a glob
+            if text[:1] == "[" and close > 0 and text[close + 1 :].startswith(("=", "+=")):
+                problem = arithmetic_problem(text[1:close])
                 if problem:
                     return f"a compound assignment's key: {problem}"
         return None
@@ -648,12 +650,12 @@ INDIRECTION = "${!x} uses a value as a variable name (its subscript can run comm
 def _indirection_problem(children: list[Node]) -> str | None:
     """`${!x}`, `${!a[0]}` are indirect; `${!prefix*}`, `${!prefix@}` and `${!a[@]}` list
     names or keys and evaluate nothing."""
-    if len(children) < 3 or children[1].type != "!":
-        return None
+    if len(children) < 3 or children[1].type != "!" or children[2].type == "}":
+        return None  # `${!}` is the last background job's process id
     target = children[2]
     if target.type == "subscript":
         index = target.child_by_field_name("index")
-        if index is not None and index.text in (b"@", b"*") and children[3].type == "}":
+        if index is not None and index.text in (b"@", b"*") and len(children) == 4:
             return None
     elif (
         target.type == "variable_name"

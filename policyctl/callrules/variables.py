@@ -203,7 +203,7 @@ def variable_problem(words: Words) -> str | None:
             return f"unset {REBINDING}"
         return _first("unset: ", map(name_problem, words[rest:]))
     if name == "test" or name == "[":
-        return test_problem(words[1:-1] if name == "[" and words[-1] == "]" else words[1:])
+        return condition_problem(words[1:-1] if name == "[" and words[-1] == "]" else words[1:])
     if name == "let":
         for expression in words[1:]:
             problem = arithmetic_problem(expression)
@@ -230,20 +230,30 @@ def _first(prefix: str, problems: Iterable[str | None]) -> str | None:
 
 #: `test -v NAME` (a variable is set): NAME's subscript is evaluated (`-R` does not)
 NAME_TESTS = frozenset({"-v"})
+#: after these (or first) a test operand can be a unary operator
+_TEST_JOINERS = frozenset({"!", "(", "-a", "-o"})
+_TEST_BINARY = frozenset({"=", "==", "!=", "<", ">", "=~", "-a", "-o", "-nt", "-ot", "-ef"}) | {
+    *ARITHMETIC_TESTS
+}
 
 
-def test_problem(args: Words) -> str | None:
-    """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or
-    an operator that is an expansion in the two-argument form (`test $op "$v"` could be `-v`)."""
-    while args[:1] == ("!",):
-        args = args[1:]
-    if len(args) == 2 and args[0] is None:
-        return "test: an operator that is an expansion (it could be -v)"
+def condition_problem(args: Words) -> str | None:
+    """`test`/`[` arguments: a `-v` operand that cannot be analysed (`name_problem`), or an
+    expansion where a unary operator can stand (`test $op "$v"`, `[ x -a $op "$v" ]`: it could
+    be `-v`) before an operand that cannot be analysed either."""
     for k, word in enumerate(args[:-1]):
+        operand = args[k + 1]
         if word in NAME_TESTS:
-            problem = name_problem(args[k + 1])
+            problem = name_problem(operand)
             if problem:
                 return f"test {word}: {problem}"
+        elif (
+            word is None
+            and (k == 0 or args[k - 1] in _TEST_JOINERS)
+            and operand not in _TEST_BINARY
+            and name_problem(operand)
+        ):
+            return "test: an operator that is an expansion (it could be -v)"
     return None
 
 
@@ -277,6 +287,9 @@ def _as_decl_arg(word: str | None) -> DeclArg:
     return (name.removesuffix("+"), value)
 
 
+QUOTED_COMPOUND = "a quoted compound assignment is parsed again (it can run commands)"
+
+
 def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
     """`declare`, `typeset`, `local`, `export`, `readonly`: why the declaration makes the line
     unanalysable, or None. Assignments to rebinding names are reported by the caller's
@@ -297,6 +310,11 @@ def declaration_problem(builtin: str, args: Sequence[DeclArg]) -> str | None:
         return None  # functions, or printing
     unexports = (builtin == "export" and "n" in on) or (builtin != "export" and "x" in off)
     for name, value, has_value in names:
+        quoted = value if has_value else (name or "=").partition("=")[2] or None
+        if quoted is not None and quoted.lstrip().startswith("("):
+            # `declare -a 'a=($(rm x))'`: bash parses a quoted compound assignment again
+            # (also without -a when the variable is an array already)
+            return f"{builtin}: {QUOTED_COMPOUND}"
         # a nameref: every later assignment to it is one to its target
         if "n" in on and builtin != "export" and (not value or rebinding_name(value)):
             return f"{builtin} -n: a nameref whose target is unknown or {REBINDING[5:]}"
