@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from .gitconfig import git_problem
+from .gitconfig import configured_commands, git_problem
 from .variables import VARIABLE_BUILTINS, variable_problem
 from .wrappers import (
     Words,
@@ -226,6 +226,8 @@ def expand(
         problem = git_problem(words)
         if problem:
             items.append(Problem(problem, text))
+            for script in configured_commands(words)[:MAX_SCREENED]:
+                items.extend(_screened(recurse(script, depth + 1)))
     return items
 
 

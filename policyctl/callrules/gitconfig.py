@@ -5,7 +5,8 @@ Git runs commands its configuration names: `core.fsmonitor` on `git status`, `co
 under `core.hooksPath`, and `alias.NAME='!CMD'` runs CMD as `git NAME`. The environment form
 (`GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=... git status`) is already a rebinding (`GIT_*`,
 `wrappers.rebinds`), so the command-line form is judged alike: a setting outside the short list
-of names known to run nothing makes the command unanalysable (deny rules still judge it).
+of names known to run nothing makes the command unanalysable (deny rules still judge it, and
+the value of such a `-c` setting, as the command git may run, is screened too).
 `--exec-path=DIR` picks the directory git runs its subcommands from, like `GIT_EXEC_PATH`.
 """
 
@@ -94,3 +95,19 @@ def git_problem(words: Words) -> str | None:
             i += 1
         i += 1
     return None
+
+
+def configured_commands(words: Words) -> list[str]:
+    """The values of the `-c` settings before the subcommand that are not known to run
+    nothing: the commands git may run (`alias.x='!CMD'` without its `!`)."""
+    found: list[str] = []
+    i = 1
+    while i < len(words) - 1:
+        w = words[i]
+        if w is None or w[:1] != "-":
+            break  # the subcommand
+        setting = words[i + 1]
+        if w == "-c" and setting is not None and "=" in setting and not _runs_nothing(setting):
+            found.append(setting.split("=", 1)[1].removeprefix("!"))
+        i += 2 if w == "-c" or w in _VALUED else 1
+    return found

@@ -202,6 +202,18 @@ def test_git_configuration_that_runs_nothing_stays_analysable(line: str) -> None
     assert verdict(GIT_ALLOW, line) == "allow"
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git -c core.fsmonitor='rm -rf ~' status",
+        "git -c alias.st='!rm -rf ~' st",
+        "git -C . -c core.sshCommand='ssh; rm x' fetch",
+    ],
+)
+def test_the_configured_command_meets_deny_rules(line: str) -> None:
+    assert verdict(DENY_RM, line) == "deny"  # DENY_RM's callDefault is ask
+
+
 @pytest.mark.skipif(not shutil.which("git"), reason="needs git")
 @pytest.mark.parametrize("line", GIT_RUNS)
 def test_git_runs_the_configured_command(line: str, tmp_path: Path) -> None:
