@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from .gitconfig import configured_commands, git_problem
 from .variables import VARIABLE_BUILTINS, variable_problem
 from .wrappers import (
     Words,
@@ -221,6 +222,12 @@ def expand(
         problem = variable_problem((name, *words[1:]))
         if problem:
             items.append(Problem(problem, text))
+    elif name == "git":
+        problem = git_problem(words)
+        if problem:
+            items.append(Problem(problem, text))
+            for script in configured_commands(words)[:MAX_SCREENED]:
+                items.extend(_screened(recurse(script, depth + 1)))
     return items
 
 
@@ -387,10 +394,22 @@ def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -
     shell_flags = ("-s", "-i", "--shell", "--login")
     if name in ("sudo", "doas") and i >= len(words) and any(w in shell_flags for w in words):
         return [Problem(f"{name} starts a shell that reads its input", text)]
+    if name == "sudo" and _sudo_shell(words[1:i]) and any("$" in (w or "$") for w in words[i:]):
+        # `sudo -s CMD` hands CMD to `$SHELL -c` with every character but `$` escaped
+        return [Problem("sudo -s/-i runs its command through a shell that expands $", text)]
     payload = _payload(words[i:], text, depth, recurse, tail=False)
     if rebound:
         payload.insert(0, Problem(REBINDS, text))
     return _screened(payload) if name in ("sudo", "doas") else payload
+
+
+def _sudo_shell(options: Words) -> bool:
+    """Whether sudo's options ask for a shell (`-s`, `-i`, `-Es`, `--shell`, `--login`)."""
+    return any(
+        w in ("--shell", "--login") or (w[:1] == "-" and w[1:2] != "-" and ("s" in w or "i" in w))
+        for w in options
+        if w is not None
+    )
 
 
 def _screened(items: list[Item]) -> list[Item]:
@@ -429,6 +448,9 @@ RUNNERS = frozenset(
         "catchsegv",
         "caffeinate",
         "unbuffer",
+        "tmux",
+        "sg",
+        "entr",
     }
 )
 MAX_SCREENED = 64
@@ -437,11 +459,11 @@ _PAYLOAD_CARRIERS = frozenset(
     | {"builtin", "su", "runuser", "tee", "hash", "enable", "compgen", "complete"}
 )
 #: every command name `expand` looks at after the command itself (the rest are plain commands)
-_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS
+_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS | {"git"}
 
 
 def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    items: list[Item] = []
+    items: list[Item] = _runner_scripts(words, text, depth, recurse)
     if any(map(_sets_rebinding_variable, words[1:])):
         # `systemd-run -E 'BASH_FUNC_ls%%=() { rm -rf ~; }' bash -c ls`, `--setenv=PATH=...`
         items.append(Problem(REBINDS, text))
@@ -451,6 +473,42 @@ def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]
         if first is not None and basename(first) in RUNNERS:
             continue  # its own suffixes are among these already
         items.extend(_screened(expand(words[k:], text, depth, recurse, screening=True)))
+    return items
+
+
+#: runners that join the words after their options into one script for a shell (`watch`
+#: without -x, `ssh` on the remote host, `parallel`, `sg`, `tmux new-session`)
+JOINING_RUNNERS = frozenset({"watch", "ssh", "parallel", "sg", "tmux"})
+#: a word holding a blank or a shell metacharacter is a script, not a command name
+_SCRIPT_CHARS = frozenset(" \t\n;&|<>()$`\\\"'*?[]{}~#!")
+
+
+def _runner_scripts(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
+    """`script -c 'rm -rf ~'`, `flock L -c '...'`, `watch 'rm -rf ~'`: a runner's word that
+    holds a blank or a metacharacter is a script run by a shell, so it is analysed (screened)
+    as `su -c` is; a joining runner's words are analysed joined, from each word on. A word that
+    is an expansion may be the command or the script, and an option with a script glued to it
+    (`-qc'rm x'`) cannot be placed: both make the line unanalysable."""
+    name = basename(words[0] or "")
+    if None in words[1:]:
+        return [Problem(f"{name}: a word that is an expansion may be its command or script", text)]
+    rest: tuple[str, ...] = words[1:]  # type: ignore[assignment]
+    items: list[Item] = []
+    scripts: list[str] = []
+    for w in rest:
+        if not _SCRIPT_CHARS.intersection(w):
+            continue
+        if w[:2] == "--" and "=" in w:
+            scripts.append(w.split("=", 1)[1])  # `--command='rm -rf ~'`
+        elif w[:1] in "-+":
+            return [Problem(f"{name}: option {w} holds a script policyctl cannot place", text)]
+        else:
+            scripts.append(w)
+    if name in JOINING_RUNNERS and scripts:  # with no script word, joining changes nothing
+        starts = [k for k, w in enumerate(rest) if w[:1] not in "-+"]
+        scripts.extend(" ".join(rest[k:]) for k in starts)
+    for script in dict.fromkeys(scripts[:MAX_SCREENED]):
+        items.extend(_screened(recurse(script, depth + 1)))
     return items
 
 

@@ -490,11 +490,13 @@ class _Walker:
                 problem = f"the loop {REBINDING}"
         elif kind in kinds.expansion:
             problem = self.expansion(node)
+            self.operand_substitutions(node)
         elif kind in kinds.subscript:
             index = node.child_by_field_name("index")
             if index is not None and self.text(index) not in ("@", "*"):
                 problem = arithmetic_problem(self.text(index))
         elif kind in kinds.binary_expression:
+            self.operand_substitutions(node)  # `[[ x =~ `cmd` ]]`: the regex is kept as text
             operator = node.child_by_field_name("operator")
             if operator is not None and self.text(operator) in ARITHMETIC_TESTS:
                 for side in ("left", "right"):
@@ -512,6 +514,32 @@ class _Walker:
                     problem = problem or arithmetic_problem(self.text(child))
         if problem:
             self.items.append(Problem(problem, self.text(node)))
+
+    def operand_substitutions(self, node: Node) -> None:
+        """`${x:-`rm x`}`, `${x#$(rm x)}`: the grammar keeps such an operand as one word (or
+        pattern) with no node for the substitution in it, yet bash runs it. An operand that
+        holds a backquote, `$(` or `$[` makes the line unanalysable, and what it would run is
+        found by analysing the operand as a double-quoted string (bash expands a `'...'`
+        operand inside `"${...}"` too) and screened: deny and ask rules still meet it."""
+        for child in node.named_children:
+            if child.kind_id not in self.kinds.leaves:
+                continue  # a nested `${...}`, `$(...)` or string: walked as itself
+            text = self.text(child)
+            if not _SUBSTITUTION.search(_ESCAPED.sub("", text)):
+                continue
+            if not _double_quoted(node) and not _SUBSTITUTION.search(
+                _SINGLE_QUOTED.sub("", _ESCAPED.sub("", text))
+            ):
+                continue  # `${x:-'$(c)'}`, `[[ x =~ '`c`' ]]` unquoted: quotes make it literal
+            self.items.append(Problem(HIDDEN_SUBSTITUTION, self.text(node)))
+            found = _analyse(
+                ': "' + _as_double_quoted(text) + '"', self.depth + 1, self.limits, self.deadline
+            )
+            if found and isinstance(found[0], Command) and found[0].words[:1] == (":",):
+                found = found[1:]  # the `:` that carried the string
+            self.items.extend(
+                i._replace(screen=True) if isinstance(i, Command) else i for i in found
+            )
 
     def name_test(self, node: Node) -> str | None:
         """`[[ -v NAME ]]` (and `[ -v NAME ]`, which the grammar reads alike): bash evaluates
@@ -610,6 +638,11 @@ class _Walker:
         self.items.append(Access(mode, path, self.text(node)))  # type: ignore[arg-type]
 
 
+HIDDEN_SUBSTITUTION = "a command substitution in an operand the parser kept as text"
+#: what runs a command inside a word bash expands (escaped pairs such as \` are dropped first)
+_SUBSTITUTION = re.compile(r"`|\$[(\[]")
+_ESCAPED = re.compile(r"\\.", re.S)
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
 PROMPT_EXPANSION = "${x@P} expands a value as a prompt (it can run commands)"
 INDIRECTION = "${!x} uses a value as a variable name (its subscript can run commands)"
 
@@ -632,6 +665,15 @@ def _indirection_problem(children: list[Node]) -> str | None:
     ):
         return None
     return INDIRECTION
+
+
+def _double_quoted(expansion: Node) -> bool:
+    """Whether a `${...}` (or the one it is nested in) stands inside double quotes, where a
+    `'` in its operand is a plain character."""
+    parent = expansion.parent
+    while parent is not None and parent.type == "expansion":
+        parent = parent.parent
+    return parent is not None and parent.type == "string"
 
 
 def _as_double_quoted(body: str) -> str:
