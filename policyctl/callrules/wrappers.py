@@ -150,13 +150,6 @@ def rebinds(word: str | None) -> bool:
     return name in REBINDING_NAMES or name.startswith(REBINDING_PREFIXES)
 
 
-def is_assignment(word: str | None) -> bool:
-    if word is None or "=" not in word:
-        return False
-    name = word.split("=", 1)[0]
-    return name.isidentifier()
-
-
 def is_env_assignment(word: str | None) -> bool:
     """`env` and `sudo` take any word holding `=` before the command as an assignment, also
     `BASH_FUNC_ls%%=() { ...; }`, which makes a child bash define the function `ls`."""
