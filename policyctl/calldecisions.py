@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from .callrules.model import CallDecision, Effect, Reason, Verdict
+from .escape import printable_line
 from .pipeline.layers import LAYERS
 
 if TYPE_CHECKING:
@@ -68,10 +69,11 @@ def describe(verdict: Verdict) -> str:
     text = " ".join(parts)
     if verdict.source is not None:
         text += f", {verdict.source}"
+    # the model's arguments: one line, whatever they hold (test, simulate and diff print it)
     if verdict.subject:
-        text += f', on "{verdict.subject}"'
+        text += f', on "{printable_line(verdict.subject)}"'
     if verdict.detail:
-        text += f" ({verdict.detail})"
+        text += f" ({printable_line(verdict.detail)})"
     return text
 
 

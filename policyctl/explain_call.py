@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .callrules.model import Reason
+from .escape import printable_line
 from .explain import ToolDecision, decide_tool, summary_line
 from .pipeline.result import deny_label
 
@@ -93,15 +94,16 @@ class CallExplanation:
         if v.source is not None:
             lines.append(f"  where:      {v.source}")
         if v.subject:
-            lines.append(f"  decided on: {v.subject}")
+            # the model's arguments: one line, whatever they hold (a patch has newlines)
+            lines.append(f"  decided on: {printable_line(v.subject)}")
         if v.detail:
-            lines.append(f"  detail:     {v.detail}")
+            lines.append(f"  detail:     {printable_line(v.detail)}")
         if d.layers:
             lines.append("  layers:")
             for layer in d.layers:
                 where = f", {layer.source}" if layer.source is not None else ""
                 entry = f' "{layer.entry}"' if layer.entry and layer.entry != "callDefault" else ""
-                on = f" on {layer.subject}" if layer.subject else ""
+                on = f" on {printable_line(layer.subject)}" if layer.subject else ""
                 lines.append(
                     f"    {self._stage(layer)}: {layer.effect.label} "
                     f"({layer.reason.value}{entry}{where}){on}"

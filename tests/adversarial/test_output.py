@@ -149,3 +149,23 @@ def test_commands_that_print_a_file_print_it_as_data(
     code, out = _run(["compile", str(path)], capsys)
     assert code == 2 and "PC301" in out
     assert "\\u202e" in out and agent not in out
+
+
+def test_explain_call_prints_what_it_decided_on_as_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the model writes the arguments: a newline in them must not start a line of its own in
+    # the explanation (it could forge "decided by" or "ALLOW" lines)
+    policy = tmp_path / "p.yaml"
+    policy.write_text(
+        'catalog: openclaw\ntools:\n  profile: coding\n  deny: ["exec(rm *)"]\n', encoding="utf-8"
+    )
+    call = json.dumps({"command": "echo 'x\n  decided by: nothing'"})
+    code, out = _run(
+        ["explain", str(policy), "--provider", "openai", "--tool", "exec", "--call", call],
+        capsys,
+    )
+    assert code == 0, out
+    shown = [line for line in out.splitlines() if line.lstrip().startswith("decided on:")]
+    assert shown and all("\\u000a" in line for line in shown), out
+    assert not [line for line in out.splitlines() if line.strip() == "decided by: nothing"]
