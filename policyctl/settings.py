@@ -29,6 +29,9 @@ class Limits:
     max_agents: int = 5_000
     max_sender_keys: int = 50_000
     max_entries: int = 100_000
+    #: of those, call-rule specifiers (`tool(spec)`): each compiles a matcher (a path rule a
+    #: gitignore regex, ~30 us), and `diff` compiles two policies
+    max_call_rules: int = 50_000
     #: nodes of a YAML file: the YAML parser costs ~20x what the JSON reader does per node,
     #: so large generated policies are written as JSON (which `max_nodes` bounds)
     max_yaml_nodes: int = 50_000
@@ -37,7 +40,7 @@ class Limits:
 @lru_cache(maxsize=1)
 def default_limits() -> Limits:
     """Limits from the environment (POLICYCTL_MAX_FILE_BYTES, ..._MAX_DEPTH, ..._MAX_NODES,
-    ..._MAX_EXTENDS, ..._MAX_ALIAS_NODES, ..._EXTENDS_ROOTS, ..._MAX_AGENTS,
+    ..._MAX_EXTENDS, ..._MAX_ALIAS_NODES, ..._EXTENDS_ROOTS, ..._MAX_AGENTS, ..._MAX_CALL_RULES,
     ..._MAX_SENDER_KEYS, ..._MAX_ENTRIES, ..._MAX_YAML_NODES).
 
     pydantic-settings does the reading and type-checking; it is imported only when a
@@ -61,6 +64,7 @@ def default_limits() -> Limits:
         max_agents: int = Field(base.max_agents, gt=0)
         max_sender_keys: int = Field(base.max_sender_keys, gt=0)
         max_entries: int = Field(base.max_entries, gt=0)
+        max_call_rules: int = Field(base.max_call_rules, gt=0)
         max_yaml_nodes: int = Field(base.max_yaml_nodes, gt=0)
 
     try:
@@ -88,6 +92,7 @@ def default_limits() -> Limits:
         max_agents=s.max_agents,
         max_sender_keys=s.max_sender_keys,
         max_entries=s.max_entries,
+        max_call_rules=s.max_call_rules,
         max_yaml_nodes=s.max_yaml_nodes,
     )
 

@@ -25,7 +25,7 @@ ENTRY_KEYS = frozenset({"allow", "deny", "alsoAllow", "ask"})
 class _Counts:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
-        self.agents = self.senders = self.entries = 0
+        self.agents = self.senders = self.entries = self.call_rules = 0
         self.over: list[Diagnostic] = []
 
     def _limit(self, what: str, limit: int, setting: str, where: Source | None) -> None:
@@ -61,6 +61,12 @@ class _Counts:
         if before <= limit < self.entries:
             where = _nth(items, limit - before)
             self._limit("tool-list entries", limit, "MAX_ENTRIES", where)
+        limit = self.limits.max_call_rules
+        for i, item in enumerate(items):
+            if isinstance(item, str) and "(" in item:  # `tool(specifier)`
+                self.call_rules += 1
+                if self.call_rules == limit + 1:
+                    self._limit("call-rule specifiers", limit, "MAX_CALL_RULES", _nth(items, i))
 
 
 def _nth(node: LocMap | LocSeq, n: int) -> Source | None:

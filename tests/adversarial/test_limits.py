@@ -154,6 +154,26 @@ def test_agents_sender_keys_and_entries_beyond_their_limits_are_refused_where_th
     load_policy_text(entries, "p.yaml")  # within the default limits
 
 
+def test_call_rule_specifiers_beyond_their_limit_are_refused_where_they_start() -> None:
+    # each specifier compiles a matcher (a path rule a regex): bounded apart from plain names
+    rules = 'tools:\n  allow: [read, "exec(git *)"]\n  deny: ["read(.env)", "exec(rm *)"]\n'
+    found = _over(rules, "p.yaml", max_call_rules=2)
+    assert found == [("more than 2 call-rule specifiers in one policy", 2, 17)], found
+    assert not _over_or_none(rules, max_call_rules=3)
+    plain = "tools:\n  allow: [read, exec]\n  deny: [write, edit]\n"
+    assert not _over_or_none(plain, max_call_rules=1)  # plain names are not specifiers
+
+
+def _over_or_none(text: str, **limits: int) -> list[str]:
+    from policyctl.settings import Limits
+
+    try:
+        load_policy_text(text, "p.yaml", limits=Limits(**limits))  # type: ignore[arg-type]
+    except PolicyError as exc:
+        return [d.message for d in exc.diagnostics if d.code == "PC117"]
+    return []
+
+
 def test_the_limits_hold_for_the_merged_policy(tmp_path: Path) -> None:
     from policyctl.settings import Limits
 
