@@ -16,7 +16,6 @@ findings are warnings, errors under `--strict`.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -150,19 +149,10 @@ class _Budget:
     stopped_at: Rule | None = None
 
 
-def _candidates(index: RuleIndex, narrow: Rule) -> Iterator[Rule]:
-    """The rules of one list that could cover `narrow`, in list order. A shell pattern with a
-    literal first word only meets commands of that word, so only rules with that word or none
-    can cover it."""
-    word = narrow.matcher.first_word
-    if word is None:
-        return iter(index.rules)
-    placed = heapq.merge(index.by_word.get(word, ()), index.generic, key=lambda p: p[0])
-    return (rule for _, rule in placed)
-
-
 def _covering(index: RuleIndex, narrow: Rule, budget: _Budget) -> Rule | None:
-    for rule in _candidates(index, narrow):
+    # a shell pattern with a literal first word only meets commands of that word, so only
+    # rules with that word or none can cover it
+    for rule in index.in_order(narrow.matcher.first_word):
         budget.left -= 1
         if budget.left < 0:
             budget.stopped_at = budget.stopped_at or narrow

@@ -8,8 +8,9 @@ call (sub-command, path, URL) that decided.
 
 from __future__ import annotations
 
+import heapq
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
 from types import MappingProxyType
@@ -134,6 +135,14 @@ class RuleIndex:
             (generic if word is None else own.setdefault(word, [])).append((position, rule))
         by_word = {word: tuple(placed) for word, placed in own.items()}
         return RuleIndex(rules, MappingProxyType(by_word), tuple(generic))
+
+    def in_order(self, word: str | None) -> Iterator[Rule]:
+        """The rules that can meet a command whose first word is `word` (all of them for
+        None), in list order."""
+        if word is None:
+            return iter(self.rules)
+        placed = heapq.merge(self.by_word.get(word, ()), self.generic, key=lambda p: p[0])
+        return (rule for _, rule in placed)
 
     def first_match(
         self, words: tuple[str | None, ...] | None, part: Part, strict: bool
