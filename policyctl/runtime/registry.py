@@ -124,9 +124,14 @@ class ToolRegistry:
             )
         if tool.name in self._tools and not replace:
             raise ValueError(f"a tool named {tool.name!r} is already registered")
+        replaced = self._tools.get(tool.name)
         server = tool.meta.get("mcp_server") if mcp else None
         if isinstance(server, str):
-            self._claim_server_part(server, tool.name)
+            self._check_server_part(server, replaced)
+        self._release_server_part(replaced)
+        if isinstance(server, str):
+            owner, count = self._server_parts.get(mcp_server_part(server), (server, 0))
+            self._server_parts[mcp_server_part(server)] = (owner, count + 1)
         self._tools[tool.name] = tool
         # made once per registration: inventory() only lists these (tools are interned, so an
         # equal tool registered again, after an MCP reconnect, is the same object)
@@ -137,24 +142,22 @@ class ToolRegistry:
         )
         self._changed()
 
-    def _claim_server_part(self, server: str, name: str) -> None:
+    def _check_server_part(self, server: str, replaced: RuntimeTool | None) -> None:
         """Refuse a second MCP server whose tool names start with another's `<server>__`
         (a cut at 30 characters, case, unsafe characters): one server's `<server>__*` rule
-        would match the other's tools (PC322)."""
+        would match the other's tools (PC322). Replacing the other server's last tool frees
+        its prefix."""
         part = mcp_server_part(server)
         held = self._server_parts.get(part)
-        replaced = self._tools.get(name)
-        if held is not None and held[0] != server:
-            theirs = replaced.meta.get("mcp_server") if replaced is not None else None
-            if not (held[1] == 1 and theirs == held[0]):  # not the last tool being replaced
-                raise ValueError(
-                    f"MCP server {server!r} makes the tool names {part}__*, as server "
-                    f"{held[0]!r} does: one server's rules would match the other's tools "
-                    "(PC322); rename one of them"
-                )
-        self._release_server_part(replaced)
-        count = self._server_parts.get(part, (server, 0))[1]
-        self._server_parts[part] = (server, count + 1)
+        if held is None or held[0] == server:
+            return
+        theirs = replaced.meta.get("mcp_server") if replaced is not None else None
+        if held[1] == 1 and theirs == held[0]:
+            return
+        raise ValueError(
+            f"MCP server {server!r} makes the tool names {part}__*, as server {held[0]!r} "
+            "does: one server's rules would match the other's tools (PC322); rename one of them"
+        )
 
     def _release_server_part(self, tool: RuntimeTool | None) -> None:
         server = tool.meta.get("mcp_server") if tool is not None else None

@@ -85,3 +85,16 @@ def test_a_server_name_longer_than_the_cut_is_refused() -> None:
     # `customer-database-production-ro` and `-rw` were both cut to `...-production-r`
     with pytest.raises(ValueError, match="PC322"):
         mcp_tools("customer-database-production-ro", [{"name": "select"}], _nothing)
+
+
+def test_a_prefix_is_freed_when_its_last_tool_is_replaced_by_a_plain_tool() -> None:
+    from policyctl.runtime.registry import ToolRegistry
+    from policyctl.runtime.tools import RuntimeTool
+
+    registry = ToolRegistry()
+    (first,) = mcp_tools("GitHub", [{"name": "select"}], _nothing)
+    registry.register(first)
+    plain = RuntimeTool(first.name, "", {"type": "object"}, _nothing, plugin_id="ops")
+    registry.register(plain, replace=True)  # the MCP server's last tool is gone
+    for t in mcp_tools("github", [{"name": "drop_table"}], _nothing):
+        registry.register(t)
