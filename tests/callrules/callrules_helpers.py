@@ -23,15 +23,17 @@ from policyctl.catalog import builtin_catalog
 EFFECTS = {"allow": Effect.ALLOW, "ask": Effect.ASK, "deny": Effect.DENY}
 
 
-def tool_rules(tool: str, env: CallEnvironment, rules: Mapping[str, Any]) -> ToolCallRules:
+def tool_rules(
+    tool: str, env: CallEnvironment, rules: Mapping[str, Any], column: int = 1
+) -> ToolCallRules:
     """`{"deny": [...], "ask": [...], "allow": [...], "name": bool, "default": "ask",
     "plain_ask": bool}`; `name` (admitted by a plain name) defaults to False when the dict has
-    allow specifiers, else True."""
+    allow specifiers, else True. Rule i is written at `policy.yaml:i+1:column`."""
     spec = env.spec(tool)
 
     def compiled(key: str) -> tuple[Any, ...]:
         return tuple(
-            compile_rule(e, EFFECTS[key], spec, f"policy.yaml:{i + 1}:1")
+            compile_rule(e, EFFECTS[key], spec, f"policy.yaml:{i + 1}:{column}")
             for i, e in enumerate(rules.get(key, ()))
         )
 

@@ -6,22 +6,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from callrules.callrules_helpers import tool_rules
+
 from policyctl import load_policy_text, resolve
 from policyctl.callrules import (
     CallDecision,
     CallEnvironment,
-    Effect,
     LayerCallRules,
     Roots,
     ToolCallRules,
-    compile_rule,
     decide_call,
     environment_for,
 )
 from policyctl.catalog import builtin_catalog
 from policyctl.runtime import CallGate, RuntimeTool, ToolRegistry
-
-EFFECTS = {"allow": Effect.ALLOW, "ask": Effect.ASK, "deny": Effect.DENY}
 
 
 class RulesDecider:
@@ -46,26 +44,7 @@ def environment(workspace: Path | None = None, home: Path | None = None) -> Call
 
 def rules(tool: str, env: CallEnvironment, **lists: Any) -> ToolCallRules:
     """`rules("exec", env, deny=[...], ask=[...], allow=[...], default="ask", name=True)`."""
-    spec = env.spec(tool)
-
-    def compiled(key: str) -> tuple[Any, ...]:
-        return tuple(
-            compile_rule(e, EFFECTS[key], spec, f"policy.yaml:{i + 1}:5")
-            for i, e in enumerate(lists.get(key, ()))
-        )
-
-    admitted = lists.get("name", not lists.get("allow"))
-    return ToolCallRules(
-        tool,
-        spec,
-        deny=compiled("deny"),
-        ask=compiled("ask"),
-        allow=compiled("allow"),
-        name_admitted=admitted,
-        name_entry=tool if admitted else None,
-        plain_ask=tool if lists.get("plain_ask") else None,
-        call_default=EFFECTS[lists.get("default", "deny")],
-    )
+    return tool_rules(tool, env, lists, column=5)
 
 
 def decider(env: CallEnvironment, **by_layer: Sequence[ToolCallRules]) -> RulesDecider:
