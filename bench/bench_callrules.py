@@ -35,7 +35,7 @@ from policyctl.callrules import (
     environment_for,
 )
 from policyctl.callrules.subject import build_subject
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 
 
 def _rules(env: Any, tool: str, deny: list[str], ask: list[str], allow: list[str]) -> ToolCallRules:

@@ -63,7 +63,7 @@ def check_answers(policy: Any, path: Path, contexts: list[Any]) -> None:
     from common import reference_run
 
     from policyctl import Tool, resolve
-    from policyctl.catalog import builtin_catalog
+    from policyctl.catalog.load import builtin_catalog
 
     catalog = builtin_catalog("openclaw")
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -78,7 +78,7 @@ def measure(agents: int, path: Path, trace: bool) -> dict[str, Any]:
 
     from policyctl import RunContext, Sender, resolve
     from policyctl.api import compile_loaded
-    from policyctl.loader import load_document
+    from policyctl.document.extends import load_document
 
     os.environ["POLICYCTL_MAX_FILE_BYTES"] = str(path.stat().st_size + 1)
     # the largest sizes are beyond the default size limits (PC117): raised, as an operator would

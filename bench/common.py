@@ -25,8 +25,8 @@ import os  # noqa: E402
 from reference.pipeline import run as reference_run  # noqa: E402
 
 from policyctl import Capture, RunContext, Sender, Tool  # noqa: E402
-from policyctl.catalog import builtin_catalog  # noqa: E402
-from policyctl.loader import load_document  # noqa: E402
+from policyctl.catalog.load import builtin_catalog  # noqa: E402
+from policyctl.document.extends import load_document  # noqa: E402
 
 
 def _scenario_path() -> Path:

@@ -20,41 +20,35 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "load_policy": "api",
     "load_policy_text": "api",
-    "resolve": "resolve",
-    "Resolver": "resolve",
-    "Resolution": "resolve",
-    "RemovedTool": "resolve",
-    "NoCallableToolsError": "resolve",
-    "cap_cron_tools": "resolve",
-    "CronCap": "resolve",
+    "resolve": "pipeline.resolve",
+    "Resolver": "pipeline.engine",
+    "Resolution": "pipeline.result",
+    "RemovedTool": "pipeline.result",
+    "NoCallableToolsError": "pipeline.result",
+    "cap_cron_tools": "pipeline.resolve",
+    "CronCap": "pipeline.resolve",
     "RunContext": "context",
     "Sender": "context",
     "Capture": "context",
     "PolicyError": "diagnostics",
     "Diagnostic": "diagnostics",
     "Source": "diagnostics",
-    "Tool": "inventory",
-    "Inventory": "inventory",
-    "CompiledPolicy": "compile",
+    "Tool": "catalog.inventory",
+    "Inventory": "catalog.inventory",
+    "CompiledPolicy": "compile.compiled",
 }
 
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from .api import load_policy, load_policy_text
-    from .compile import CompiledPolicy
+    from .catalog.inventory import Inventory, Tool
+    from .compile.compiled import CompiledPolicy
     from .context import Capture, RunContext, Sender
     from .diagnostics import Diagnostic, PolicyError, Source
-    from .inventory import Inventory, Tool
-    from .resolve import (
-        CronCap,
-        NoCallableToolsError,
-        RemovedTool,
-        Resolution,
-        Resolver,
-        cap_cron_tools,
-        resolve,
-    )
+    from .pipeline.engine import Resolver
+    from .pipeline.resolve import CronCap, cap_cron_tools, resolve
+    from .pipeline.result import NoCallableToolsError, RemovedTool, Resolution
 
 
 def __getattr__(name: str) -> Any:

@@ -1,3 +1,3 @@
-from policyctl.cli import run
+from .cli import run
 
 run()

@@ -8,32 +8,15 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from .catalog import load_catalog
-from .compile import CompiledPolicy, compile_document, relative_catalog_dir
+from .catalog.load import load_catalog
+from .compile.compiled import CompiledPolicy
+from .compile.scopes import compile_document, relative_catalog_dir
 from .diagnostics import Diagnostic, PolicyError
-from .files import policy_roots
-from .loader import LoadedDocument, Reader, load_document
-from .model import PolicyDocument
+from .document.extends import LoadedDocument, load_document
+from .document.validate import validate_document
+from .formats.files import policy_roots
+from .formats.read import Reader
 from .settings import Limits, default_limits
-
-
-def policy_schema_diagnostics(exc: ValidationError, loaded: LoadedDocument) -> list[Diagnostic]:
-    """pydantic's errors for a policy document, located in its files."""
-    from .schema_errors import diagnostics_from_validation  # a valid policy never needs it
-
-    return diagnostics_from_validation(
-        exc, loaded.locations, model=PolicyDocument, extra_keys=["extends"], data=loaded.data
-    )
-
-
-def validate_document(loaded: LoadedDocument) -> PolicyDocument:
-    """Schema stage: plain data -> the typed document, or every schema error, located."""
-    try:
-        return PolicyDocument.model_validate(loaded.data)
-    except ValidationError as exc:
-        raise PolicyError(policy_schema_diagnostics(exc, loaded)) from None
 
 
 @contextmanager

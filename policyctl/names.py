@@ -13,9 +13,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from .context import Sender
-
-NO_SENDER = Sender()
 _ALLOWED = re.compile(r"[a-z0-9_\-.:*@/]+\Z")
 
 
@@ -423,32 +420,3 @@ def mcp_tool_name(server: str, tool: str, taken: Iterable[str] = ()) -> str:
         if candidate.lower() not in used:
             return candidate
         n += 1
-
-
-def normalise_sender(sender: Sender) -> Sender:
-    """A run's sender identity in the normal form its keys are matched in."""
-    if sender.empty:
-        return NO_SENDER
-    return Sender(
-        clean(sender.id),
-        clean(sender.e164),
-        sender_value("username", sender.username or "") or None,
-        clean(sender.name),
-    )
-
-
-def sender_candidates(channel: str | None, s: Sender) -> tuple[str, ...]:
-    """The keys a (normalised) sender may match, most specific first (semantics 7.5)."""
-    out = []
-    if s.id and channel:
-        out.append(f"channel:{channel}:{s.id}")
-    if s.id:
-        out.append(f"id:{s.id}")
-    if s.e164:
-        out.append(f"e164:{s.e164}")
-    if s.username:
-        out.append(f"username:{s.username}")
-    if s.name:
-        out.append(f"name:{s.name}")
-    out.append("*")
-    return tuple(out)

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import settings
 
 from policyctl import CompiledPolicy, RunContext, Sender, load_policy, resolve
-from policyctl.inventory import Tool
-from policyctl.resolve import Resolution
+from policyctl.catalog.inventory import Tool
+from policyctl.pipeline.result import Resolution
 
 # CI explores a fixed sequence of examples, so a submission's result does not depend on luck;
 # local runs explore new ones every time (and `POLICYCTL_FUZZ_EXAMPLES` makes them longer).

@@ -24,7 +24,7 @@ from reference.merge import extended, loosened, tightened
 from reference.pipeline import Outcome, run
 
 from policyctl import PolicyError, RunContext, Sender, Tool, load_policy, load_policy_text, resolve
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 
 CATALOGS = {name: builtin_catalog(name) for name in ("openclaw-2026.4", "openclaw")}
 PLUGINS = [

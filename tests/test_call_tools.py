@@ -280,7 +280,7 @@ def test_groups_that_differ_only_in_call_rules_are_different_places(
 
 
 def test_coverage_counts_the_call_rules_that_decided_a_call(tmp_path: Path) -> None:
-    from policyctl.testing import run_test_file
+    from policyctl.analysis.testing import run_test_file
 
     write(tmp_path, "p.yaml", POLICY)
     test = write(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from policyctl import callchecks
-from policyctl.validation import validate_path
+from policyctl.analysis import call_checks as callchecks
+from policyctl.analysis.validate import validate_path
 
 GOOD = """\
 catalog: openclaw

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from policyctl.callcorpus import read_corpus
+from policyctl.analysis.call_corpus import read_corpus
 from policyctl.diagnostics import PolicyError
 from policyctl.settings import Limits
 

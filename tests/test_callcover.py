@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from tests_callaround_helpers import one_layer
 
-from policyctl.callcover import covers, never_matching
+from policyctl.analysis.call_cover import covers, never_matching
 from policyctl.callrules import Effect, Roots, compile_rule, decide_call, environment_for
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 
 CATALOG = builtin_catalog("openclaw")
 ENV = environment_for(CATALOG, Roots("/nonexistent-ws", "/nonexistent-home"), None)

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from policyctl import PolicyError
-from policyctl.catalog import builtin_catalog, data_dir, load_catalog
+from policyctl.catalog.load import builtin_catalog, load_catalog
+from policyctl.catalog.model import data_dir
 
 
 def test_openclaw_catalog_shape() -> None:

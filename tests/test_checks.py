@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import MakePolicy, run
 
-from policyctl.checks import check_policy
+from policyctl.analysis.checks import check_policy
 from policyctl.diagnostics import PolicyError
 
 

@@ -6,7 +6,7 @@ import pytest
 from conftest import MakePolicy, removed_at, run, tools
 
 from policyctl import NoCallableToolsError, cap_cron_tools
-from policyctl.explain import decide_tool, sandbox_refusal
+from policyctl.explain.tool import decide_tool, sandbox_refusal
 
 # -- construction filters ----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from conftest import EXAMPLES
 
 from policyctl import RunContext, load_policy, load_policy_text, resolve
 from policyctl.cli.main import main
-from policyctl.contextcheck import context_warnings
+from policyctl.pipeline.resolve import context_warnings
 from policyctl.runtime import ProviderResponse, Runtime, ScriptedProvider, ToolRegistry
 
 POLICY = """

@@ -13,11 +13,11 @@ import pytest
 from conftest import EXAMPLES, ROOT
 
 from policyctl import load_policy
+from policyctl.analysis.diff import diff_policies
+from policyctl.analysis.matrix import context_matrix
+from policyctl.analysis.revision import load_revision
+from policyctl.analysis.testing import run_test_file
 from policyctl.cli.main import main
-from policyctl.diff import diff_policies
-from policyctl.matrix import context_matrix
-from policyctl.revision import load_revision
-from policyctl.testing import run_test_file
 
 BASE: dict[str, Any] = {
     "catalog": "openclaw",

@@ -216,7 +216,7 @@ def test_examples_cover_every_layer(team, chatbot, platform) -> None:  # type: i
 def test_every_removed_tool_is_explained_with_entry_and_line(
     example: str, contexts: list[dict]
 ) -> None:  # type: ignore[type-arg]
-    from policyctl.explain import decide_tool
+    from policyctl.explain.tool import decide_tool
 
     policy = load_policy(EXAMPLES / example)
     for fields in contexts:

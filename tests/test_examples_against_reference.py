@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from reference.pipeline import run
 
 from policyctl import RunContext, Sender, Tool, load_policy, resolve
-from policyctl.catalog import builtin_catalog
-from policyctl.loader import load_document
+from policyctl.catalog.load import builtin_catalog
+from policyctl.document.extends import load_document
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ["team.yaml", "chatbot.yaml", "platform.toml"]

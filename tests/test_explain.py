@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conftest import MakePolicy, run
 
-from policyctl.explain import decide_tool, explain_command, sandbox_refusal
+from policyctl.explain.tool import decide_tool, explain_command, sandbox_refusal
 
 THREE_BLOCKERS = """\
 tools:

@@ -9,7 +9,7 @@ from conftest import EXAMPLES
 
 from policyctl import RunContext, load_policy, resolve
 from policyctl.cli.main import main
-from policyctl.fmt import format_text
+from policyctl.formats.fmt import format_text
 
 LEGACY = """\
 # top comment

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyctl import RunContext, Sender, load_policy, resolve
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 from policyctl.cli.main import main
 from policyctl.cli.validate import validate_file
-from policyctl.json5_comments import json5_comments
+from policyctl.importers.json5_comments import json5_comments
 
 CONFIG = ROOT / "tests" / "data" / "openclaw-slack-mcp.json5"
 
@@ -178,7 +178,7 @@ def test_import_never_crashes_and_writes_yaml(config: dict[str, object]) -> None
     from ruamel.yaml import YAML
 
     from policyctl.cli.import_cmd import render_yaml
-    from policyctl.importer import import_openclaw
+    from policyctl.importers.openclaw import import_openclaw
 
     result = import_openclaw(config, {"slack"})
     doc = {"catalog": "openclaw", **result.document}
@@ -270,7 +270,7 @@ def test_comments_on_empty_list_items_never_change_the_data() -> None:
     from ruamel.yaml import YAML
 
     from policyctl.cli.import_cmd import render_yaml
-    from policyctl.importer import import_openclaw
+    from policyctl.importers.openclaw import import_openclaw
 
     config = {"tools": {"tools": None, "agents": None, "profile": [{}, None, None]}}
     result = import_openclaw(config, {"slack"})

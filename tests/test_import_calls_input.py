@@ -244,10 +244,10 @@ _RULE_TEXT = st.one_of(
     )
 )
 def test_no_settings_file_makes_the_claude_import_raise(perms: dict[str, object]) -> None:
-    from policyctl.catalog import builtin_catalog
+    from policyctl.catalog.load import builtin_catalog
+    from policyctl.formats.read import parse_text
     from policyctl.importers.calls import build_document, grant_map
     from policyctl.importers.claude import import_claude
-    from policyctl.loader import parse_text
 
     located = parse_text(json.dumps({"permissions": perms}), "s.json", "json", default_limits())
     cat = builtin_catalog("openclaw")
@@ -298,9 +298,9 @@ def _toml(value: object) -> str:
     )
 )
 def test_no_policy_file_makes_the_gemini_import_raise(rules: list[dict[str, object]]) -> None:
-    from policyctl.catalog import builtin_catalog
+    from policyctl.catalog.load import builtin_catalog
+    from policyctl.formats.read import parse_text
     from policyctl.importers.gemini import import_gemini
-    from policyctl.loader import parse_text
 
     text = (
         "".join(

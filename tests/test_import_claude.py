@@ -12,12 +12,12 @@ from ruamel.yaml import YAML
 
 from policyctl import RunContext, load_policy, resolve
 from policyctl.callrules import Effect
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 from policyctl.cli.main import main
 from policyctl.cli.validate import validate_file
+from policyctl.formats.read import parse_text
 from policyctl.importers.calls import build_document, grant_map
 from policyctl.importers.claude import import_claude
-from policyctl.loader import parse_text
 from policyctl.settings import default_limits
 
 

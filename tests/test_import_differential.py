@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyctl import RunContext, load_policy, resolve
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 from policyctl.cli.import_calls import render
+from policyctl.formats.read import parse_text
 from policyctl.importers.calls import build_document, grant_map
 from policyctl.importers.claude import import_claude
 from policyctl.importers.gemini import import_gemini
-from policyctl.loader import parse_text
 from policyctl.settings import default_limits
 
 WORDS = ["git", "push", "status", "npm", "test", "rm", "-rf"]

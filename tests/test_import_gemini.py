@@ -10,13 +10,13 @@ import pytest
 
 from policyctl import RunContext, load_policy, resolve
 from policyctl.callrules import Effect
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 from policyctl.cli.main import main
 from policyctl.cli.validate import validate_file
+from policyctl.formats.read import parse_text
 from policyctl.importers import gemini_effects
 from policyctl.importers.calls import build_document, grant_map
 from policyctl.importers.gemini import import_gemini
-from policyctl.loader import parse_text
 from policyctl.settings import default_limits
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from policyctl import Inventory, RunContext, Tool, load_policy, resolve
 from policyctl.api import load_policy_text
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 from policyctl.pipeline import match
 from policyctl.runtime.registry import ToolRegistry
 from policyctl.runtime.tools import RuntimeTool

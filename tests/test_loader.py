@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from policyctl import PolicyError, load_policy
-from policyctl.loader import load_document
+from policyctl.document.extends import load_document
 from policyctl.settings import Limits
 
 

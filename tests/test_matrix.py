@@ -10,10 +10,11 @@ import pytest
 from conftest import EXAMPLES, MakePolicy
 
 from policyctl import RunContext, load_policy
-from policyctl.checks import check_policy
+from policyctl.analysis.checks import check_policy
+from policyctl.analysis.matrix import Dimensions, context_matrix, representative
 from policyctl.cli.main import main
-from policyctl.matrix import Dimensions, context_matrix, representative
-from policyctl.resolve import NoCallableToolsError, resolve
+from policyctl.pipeline.resolve import resolve
+from policyctl.pipeline.result import NoCallableToolsError
 
 SUPPORT = """
 catalog: openclaw

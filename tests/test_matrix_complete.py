@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyctl import CompiledPolicy, RunContext, Sender, load_policy_text, resolve
+from policyctl.analysis.matrix import Dimensions, representative
 from policyctl.context import TRIGGERS
-from policyctl.matrix import Dimensions, representative
 
 TOOLS = [
     "exec",

@@ -9,8 +9,8 @@ import pytest
 from conftest import EXAMPLES, MakePolicy
 
 from policyctl import CompiledPolicy, load_policy, resolve
-from policyctl.matrix import context_matrix
-from policyctl.matrixwalk import distinct_runs
+from policyctl.analysis.matrix import context_matrix
+from policyctl.analysis.matrixwalk import distinct_runs
 
 # owner-only tools, a provider-gated tool (apply_patch), sender rules, groups, a sandbox
 # under non-main, subagents and a memory-flush trigger: every input the key must hold
@@ -91,7 +91,7 @@ def test_emptied_by_agrees_with_the_trail(source: str, make_policy: MakePolicy) 
 def test_run_plan_is_what_resolve_plans(source: str, make_policy: MakePolicy) -> None:
     """The walk keys contexts by `Resolver.run_plan`, which decides nothing: it must name the
     plans and the facts the resolution of the same context has."""
-    from policyctl.resolve import resolver_for
+    from policyctl.pipeline.resolve import resolver_for
 
     policy = make_policy(MIXED) if source == "mixed" else load_policy(EXAMPLES / source)
     resolver = resolver_for(policy)

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, MakePolicy
 
 from policyctl import PolicyError
-from policyctl.schemas import SCHEMAS, render
+from policyctl.cli.schema import SCHEMAS, render
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ def test_schema_forbids_unknown_keys_and_knows_extends() -> None:
 def test_examples_validate_against_committed_schema_shape() -> None:
     # Every top-level key of every example is a schema property (a cheap end-to-end check).
     schema = json.loads((ROOT / "schemas" / "policy.schema.json").read_text(encoding="utf-8"))
-    from policyctl.loader import load_document
+    from policyctl.document.extends import load_document
 
     for path in sorted(Path(ROOT / "examples").glob("*.*")):
         if path.suffix in (".yaml", ".toml", ".json") and ".test." not in path.name:

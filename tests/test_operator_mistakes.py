@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import ctx
 
 from policyctl import load_policy, resolve
-from policyctl.validation import validate_path
+from policyctl.analysis.validate import validate_path
 
 MISTAKES = """\
 tools:

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policyctl import RunContext, Sender, cap_cron_tools, load_policy_text, resolve
-from policyctl.catalog import builtin_catalog
-from policyctl.inventory import Tool
-from policyctl.resolve import Resolution
+from policyctl.catalog.inventory import Tool
+from policyctl.catalog.load import builtin_catalog
+from policyctl.pipeline.result import Resolution
 
 CATALOG = builtin_catalog("openclaw-2026.4")
 CORE = [t.id for t in CATALOG.tools]

@@ -14,10 +14,10 @@ from conftest import EXAMPLES, ROOT
 from ruamel.yaml import YAML
 
 from policyctl import RunContext, load_policy, resolve
-from policyctl.catalog import builtin_catalog
+from policyctl.analysis.testing import PolicyTestFile
+from policyctl.catalog.load import builtin_catalog
 from policyctl.cli.main import main
 from policyctl.diagnostics import CODES
-from policyctl.testing import PolicyTestFile
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("## Call rules:", 1)[1].split("\n## ", 1)[0]

@@ -15,7 +15,7 @@ from reference.bugs import KNOWN_BUGS, QUIRKS
 from reference.pipeline import run
 
 from policyctl import PolicyError, RunContext, Sender, Tool, load_policy_text, resolve
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 
 _SLACK_42 = {"tools": {"toolsBySender": {"channel:slack:42": {"deny": ["exec"]}}}}
 _GROUP_SENDERS = {

@@ -10,7 +10,7 @@ import pytest
 from reference.pipeline import run
 
 from policyctl import Capture, RunContext, Sender, Tool
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 
 OLD = builtin_catalog("openclaw-2026.4")
 NEW = builtin_catalog("openclaw")

@@ -168,7 +168,7 @@ def test_ten_thousand_inventories_keep_the_caches_bounded() -> None:
 def test_a_reload_swaps_policy_and_resolver_together(tmp_path: object) -> None:
     from pathlib import Path
 
-    from policyctl.store import PolicyStore
+    from policyctl.runtime.store import PolicyStore
 
     path = Path(str(tmp_path)) / "policy.yaml"
     path.write_text("catalog: openclaw\ntools: {deny: [exec]}\n", encoding="utf-8")
@@ -189,7 +189,7 @@ def test_a_dropped_policy_takes_its_caches_with_it() -> None:
     so a process that reloads policies does not keep every old version's caches."""
     import weakref
 
-    from policyctl.resolve import _resolvers
+    from policyctl.pipeline.resolve import _resolvers
 
     policy = load_policy_text("catalog: openclaw\ntools: {deny: [exec]}\n")
     resolve(policy, RunContext(sender=Sender(id="1")))
@@ -207,7 +207,7 @@ def test_a_scan_of_the_names_agrees_with_matching_each_name() -> None:
     and tails that overlap in a short name (`ab*ba` is not `aba`) included."""
     import random
 
-    from policyctl.catalog import builtin_catalog
+    from policyctl.catalog.load import builtin_catalog
     from policyctl.names import Glob
     from policyctl.pipeline.match import InventoryIndex
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from policyctl import catalog as cat
-from policyctl.catalogfile import CatalogFile
+from policyctl.catalog import load as cat
+from policyctl.catalog.file import CatalogFile
 from policyctl.settings import Limits
 
 

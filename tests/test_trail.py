@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyctl import RunContext, Sender, load_policy_text, resolve
-from policyctl.entries import GLOB_INDEX_MIN, Entry, build_list
+from policyctl.compile.entries import GLOB_INDEX_MIN, Entry, build_list
 from policyctl.names import Glob, GlobIndex
 
 SUPPORT = """

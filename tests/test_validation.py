@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLES, ROOT
 
-from policyctl.validation import parse_path, validate_path
+from policyctl.analysis.validate import parse_path, validate_path
 
 
 def write(tmp_path: Path, name: str, text: str) -> str:

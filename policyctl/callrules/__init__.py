@@ -22,9 +22,9 @@ from .model import (
     ToolCallRules,
     Verdict,
 )
-from .paths import Roots
 from .specifiers import compile_rule, has_specifier, split_entry
 from .subject import CallEnvironment, environment_for
+from .values import Roots
 
 __all__ = [
     "ArgumentKind",

@@ -27,7 +27,8 @@ from .model import (
     ToolCallRules,
     Verdict,
 )
-from .subject import CallEnvironment, Part, Subject, build_subject
+from .subject import CallEnvironment, Subject, build_subject
+from .values import Part
 
 
 def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:

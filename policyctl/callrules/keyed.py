@@ -22,7 +22,7 @@ from ..names import Glob
 from .model import Matcher, SpecifierError, SpecifierProblem
 
 if TYPE_CHECKING:
-    from .subject import Part
+    from .values import Part
 
 KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*")
 LOOKS_KEYED = re.compile(r"\s*[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_][A-Za-z0-9_-]*)*\s*=")

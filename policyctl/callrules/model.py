@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from .subject import Part
+    from .values import Part
 
 
 class Effect(IntEnum):

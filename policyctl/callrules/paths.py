@@ -19,46 +19,10 @@ import os
 import re
 import stat
 import weakref
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from .model import Matcher, SpecifierError, SpecifierProblem
-
-if TYPE_CHECKING:
-    from .subject import Part
-
-Anchor = Literal["anywhere", "workspace", "home", "root"]
-
-
-class ResolvedPath(NamedTuple):
-    """`normal`: absolute, `..` removed; `real`: symlinks resolved too.
-
-    `relative` holds, per anchor, the normal and the real path relative to it (None: not under
-    it), computed once per call rather than once per rule.
-    """
-
-    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
-
-    normal: str
-    real: str
-    is_dir: bool
-    relative: Mapping[Anchor, tuple[str | None, str | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class Roots:
-    """The run's workspace and home, absolute. `resolved()` resolves their symlinks once per
-    run, so a call's path is resolved from the root down only below them."""
-
-    workspace: str | None
-    home: str | None
-
-    def resolved(self) -> Roots:
-        def real(path: str | None) -> str | None:
-            return None if path is None else os.path.realpath(os.path.abspath(path))
-
-        return Roots(real(self.workspace), real(self.home))
+from .values import Anchor, Part, ResolvedPath, Roots
 
 
 @dataclass(frozen=True, slots=True)

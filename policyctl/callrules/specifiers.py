@@ -27,7 +27,7 @@ from .urls import parse_url_pattern
 from .wordglob import STAR, WordPattern
 
 if TYPE_CHECKING:
-    from .subject import Part
+    from .values import Part
 
 
 @dataclass(frozen=True, slots=True)

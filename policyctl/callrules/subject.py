@@ -14,9 +14,10 @@ from typing import Any, NamedTuple
 
 from .model import KEYED_ONLY, ArgumentKind, ArgumentSpec
 from .patch import patch_paths
-from .paths import ResolvedPath, Roots, resolve_path
+from .paths import resolve_path
 from .shell import DEFAULT_LIMITS, ShellLimits, analyse
-from .urls import CallURL, parse_call_url, parse_normal_url
+from .urls import parse_call_url, parse_normal_url
+from .values import Part, Roots
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,24 +39,6 @@ class CallEnvironment:
 
     def has(self, tool: str) -> bool:
         return self.run_tools is None or tool in self.run_tools
-
-
-class Part(NamedTuple):
-    """One thing to decide. Exactly one of words / path / url / unanalysable is set for kinds
-    that have a subject; a keyed-only call has none of them."""
-
-    # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
-
-    args: Mapping[str, Any]
-    text: str
-    roots: Roots
-    words: tuple[str | None, ...] | None = None
-    open_tail: bool = False
-    path: ResolvedPath | None = None
-    url: CallURL | None = None
-    unanalysable: str | None = None
-    #: decided against deny and ask rules only (a `sudo` or `setsid` payload)
-    screen: bool = False
 
 
 class Subject(NamedTuple):

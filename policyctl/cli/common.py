@@ -8,10 +8,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..compile import CompiledPolicy
+    from ..catalog.inventory import Tool
+    from ..compile.compiled import CompiledPolicy
     from ..context import RunContext
     from ..diagnostics import PolicyError
-    from ..inventory import Tool
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -118,10 +118,10 @@ def add_sarif_root_flag(p: argparse.ArgumentParser) -> None:
 def _context_file(path: str) -> RunContext:
     from pydantic import ValidationError
 
-    from ..contextspec import ContextSpec
+    from ..analysis.contextspec import ContextSpec
     from ..diagnostics import PolicyError
-    from ..loader import load_document
-    from ..schema_errors import diagnostics_from_validation
+    from ..document.extends import load_document
+    from ..formats.schema_errors import diagnostics_from_validation
     from .output import render_diagnostics
 
     try:
@@ -189,8 +189,8 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
         from pathlib import Path
 
         from ..diagnostics import PolicyError
-        from ..jsonpos import parse_json
-        from ..loader import read_text
+        from ..formats.jsonpos import parse_json
+        from ..formats.read import read_text
         from ..located import flatten
         from ..settings import default_limits
 
@@ -231,7 +231,7 @@ def inventory_from_args(args: argparse.Namespace, policy: CompiledPolicy) -> lis
 def _listed_tool(name: str, plugin_id: Any, optional: bool) -> Tool:
     """A tool the operator lists for the run: `bundle-mcp` there is the operator describing
     the host's MCP tools (`Tool.mcp`), as a host bridging MCP servers does."""
-    from ..inventory import Tool, marks_mcp
+    from ..catalog.inventory import Tool, marks_mcp
 
     if marks_mcp(plugin_id):
         return Tool.mcp(name, optional)
@@ -255,7 +255,7 @@ def load_or_report(path: str) -> CompiledPolicy:
 
     try:
         if path.endswith(".bundle.json"):
-            from ..bundle import load_bundle
+            from ..compile.bundle import load_bundle
 
             return load_bundle(path)
         return load_policy(path)

@@ -35,10 +35,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
 
     from ..api import compile_loaded
-    from ..bundle import build_bundle, configured_key, read_key, render_bundle, sign_bundle
-    from ..bundleread import read_bundle
+    from ..compile.bundle import build_bundle, configured_key, read_key, render_bundle, sign_bundle
+    from ..compile.bundleread import read_bundle
     from ..diagnostics import PolicyError
-    from ..loader import load_document
+    from ..document.extends import load_document
     from .output import count_summary
 
     try:

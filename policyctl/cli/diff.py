@@ -64,16 +64,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..analysis.diff import diff_policies, render_markdown, render_text
+    from ..analysis.revision import load_revision
     from ..diagnostics import PolicyError
-    from ..diff import diff_policies, render_markdown, render_text
-    from ..revision import load_revision
 
     if args.max_contexts < 1:  # zero contexts compared would be "not widened" for any change
         print("policyctl diff: --max-contexts must be >= 1", file=sys.stderr)
         return EXIT_USAGE
     calls = None
     if args.calls is not None:
-        from ..callcorpus import read_corpus
+        from ..analysis.call_corpus import read_corpus
 
         try:
             calls = read_corpus(args.calls)

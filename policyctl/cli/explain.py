@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from .common import EXIT_OK, EXIT_USAGE, UsageError, add_context_flags, subcommand
 
 if TYPE_CHECKING:
-    from ..explain import ToolDecision
-    from ..resolve import RemovedTool, Resolution
+    from ..explain.tool import ToolDecision
+    from ..pipeline.result import RemovedTool, Resolution
     from .output import Painter
 
 HELP = "explain why a tool is allowed or removed in a run (or explain a diagnostic code)"
@@ -62,7 +62,7 @@ def explain_code(code: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if _CODE.match(args.file) and not Path(args.file).exists():
         return explain_code(args.file)
-    from ..explain import decide_tool, sandbox_refusal, summary_line
+    from ..explain.tool import decide_tool, sandbox_refusal, summary_line
     from ..names import fold
     from .common import print_json
     from .output import Painter
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     call_args = None
     if args.call is not None:
-        from ..explain_call import CallArgumentsError, parse_call
+        from ..explain.call import CallArgumentsError, parse_call
 
         if args.explain_tool is None:
             raise UsageError("--call needs --tool NAME: the tool the call is made to")
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             _print_trail(res, None, paint)
         return EXIT_OK
     if call_args is not None:
-        from ..explain_call import explain_call
+        from ..explain.call import explain_call
 
         explained = explain_call(res, args.explain_tool, call_args)
         if args.format == "json":

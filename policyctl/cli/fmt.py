@@ -29,8 +29,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from ..diagnostics import PolicyError
-    from ..fmt import format_text, toml_needs_manual_migration
-    from ..loader import detect_format, read_text
+    from ..formats.fmt import format_text, toml_needs_manual_migration
+    from ..formats.read import detect_format, read_text
     from ..settings import default_limits
     from .output import render_diagnostics
 

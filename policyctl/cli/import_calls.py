@@ -26,10 +26,10 @@ _FORMATS = {"claude": ("json", "Claude Code permissions"), "gemini": ("toml", "G
 
 
 def run_calls(args: argparse.Namespace, source: str) -> int:
-    from ..catalog import load_catalog
+    from ..catalog.load import load_catalog
     from ..diagnostics import PolicyError, Severity
+    from ..formats.read import parse_text, read_text
     from ..importers.calls import build_document, grant_map
-    from ..loader import parse_text, read_text
     from ..settings import default_limits
     from .common import report_failure
     from .output import render_diagnostics
@@ -91,8 +91,8 @@ def compile_check(built: Built, imp: CallImport) -> list[Any]:
 
     from ..api import compile_loaded
     from ..diagnostics import PolicyError
+    from ..document.extends import load_document
     from ..importers.calls import finding
-    from ..loader import load_document
 
     entry_path = re.compile(r"tools\.(allow|ask|deny)\[(\d+)\]\Z")
     out: list[Any] = []

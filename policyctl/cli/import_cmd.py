@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..importer import ImportResult
-    from ..json5_comments import Comment
+    from ..importers.json5_comments import Comment
+    from ..importers.openclaw import ImportResult
 
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, subcommand
 
@@ -63,10 +63,10 @@ class _Unusable(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..catalog import load_catalog
+    from ..catalog.load import load_catalog
     from ..diagnostics import PolicyError
-    from ..importer import import_openclaw, source_path
-    from ..json5_comments import json5_comments
+    from ..importers.json5_comments import json5_comments
+    from ..importers.openclaw import import_openclaw, source_path
     from .common import report_failure
     from .import_calls import run_calls
 
@@ -137,7 +137,7 @@ def _locator(name: str, text: str) -> tuple[Callable[[tuple[str | int, ...]], st
     """file:line:col of a source key path (of the nearest enclosing key that is written), and
     an error (PC323) for each key written twice in one object: the parser keeps only the
     later value, so the earlier one's denies would be lost without a word."""
-    from ..json5_comments import json5_positions
+    from ..importers.json5_comments import json5_positions
 
     positions, repeated = json5_positions(text)
     errors = []
@@ -165,7 +165,7 @@ def _is_claude_settings(name: str) -> bool:
     reader (a Claude Code settings file is JSON; JSON5's parser takes a minute on 1 MB);
     anything that is not strict JSON is left to the OpenClaw path, which reports it."""
     from ..diagnostics import PolicyError
-    from ..loader import parse_text, read_text
+    from ..formats.read import parse_text, read_text
     from ..settings import default_limits
 
     limits = default_limits()
@@ -182,8 +182,8 @@ def _read_config(name: str) -> tuple[str, dict[str, Any]]:
     import json5
 
     from ..diagnostics import Diagnostic, PolicyError, Source
-    from ..json5_comments import nesting_too_deep
-    from ..loader import read_text
+    from ..formats.read import read_text
+    from ..importers.json5_comments import nesting_too_deep
     from ..settings import default_limits
     from .common import report_failure
 

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from .common import EXIT_OK, EXIT_USAGE, UsageError, subcommand
 
 if TYPE_CHECKING:
-    from ..compile import CompiledPolicy
-    from ..matrix import MatrixContext
-    from ..resolution import Resolution
+    from ..analysis.matrix import MatrixContext
+    from ..compile.compiled import CompiledPolicy
+    from ..pipeline.result import Resolution
 
 HELP = "print the context matrix: every distinct context x tool, allowed or removed at a layer"
 EXAMPLE = """examples:
@@ -128,8 +128,8 @@ def _tools(policy: CompiledPolicy, names: list[str], wanted: list[str] | None) -
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..matrix import Dimensions, baseline_cell, matrix_context
-    from ..resolve import default_inventory, resolve
+    from ..analysis.matrix import Dimensions, baseline_cell, matrix_context
+    from ..pipeline.resolve import default_inventory, resolve
     from .common import load_or_report
 
     if args.max_contexts < 1:  # "0 shown" would read as a matrix with nothing to show

@@ -77,7 +77,7 @@ class SafeStream:
 
 @lru_cache(maxsize=64)
 def _source_lines(path: str) -> tuple[str, ...]:
-    from ..files import read_capped
+    from ..formats.files import read_capped
     from ..settings import default_limits
 
     try:

@@ -16,7 +16,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..testing import FileResult
+    from ..analysis.testing import FileResult
 
 HELP = "run policy test files: expected tools per context, invariants over the context matrix"
 EXAMPLE = """examples:
@@ -59,8 +59,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..analysis.testing import run_test_file
     from ..diagnostics import PolicyError
-    from ..testing import run_test_file
     from .output import Painter
 
     if args.max_contexts < 1:  # an invariant checked on zero contexts would pass anything

@@ -25,7 +25,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def resolve_for_cli(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """Load, build the context, resolve (showing an empty run rather than raising)."""
-    from ..resolve import resolve
+    from ..pipeline.resolve import resolve
     from .common import context_from_args, inventory_from_args, load_or_report
 
     policy = load_or_report(args.file)
@@ -36,7 +36,7 @@ def resolve_for_cli(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def print_context_warnings(res, fmt: str) -> None:  # type: ignore[no-untyped-def]
     """`explain` prints only the warnings about the context (PC450-PC454) in text."""
-    from ..contextcheck import CONTEXT_CODES
+    from ..pipeline.warnings import CONTEXT_CODES
     from .output import render_diagnostics
 
     notes = [w for w in res.warnings if w.code in CONTEXT_CODES]

@@ -1,9 +1,13 @@
-"""`policyctl schema`: print (or write) the JSON Schema of policy files and catalogs."""
+"""`policyctl schema`: print (or write) the JSON Schema of policy files and catalogs.
+
+The schemas policyctl publishes are committed under schemas/; a test checks them for drift."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from .common import EXIT_FINDINGS, EXIT_OK, UsageError, subcommand
@@ -17,9 +21,51 @@ EXAMPLE = """examples:
 """
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..schemas import SCHEMAS
+def _policy() -> dict[str, object]:
+    from ..catalog.load import builtin_catalog
+    from ..catalog.model import BUILTIN_CATALOGS
+    from ..document.model import document_json_schema
 
+    # profile -> the built-in catalogs that have it, so hover says where a name is valid
+    profiles: dict[str, list[str]] = {}
+    for name in BUILTIN_CATALOGS:
+        for profile in builtin_catalog(name).profiles:
+            profiles.setdefault(profile, []).append(name)
+    everywhere = [p for p, cats in profiles.items() if len(cats) == len(BUILTIN_CATALOGS)]
+    some = [f"{p} ({', '.join(cats)})" for p, cats in profiles.items() if p not in everywhere]
+    note = "built in: " + ", ".join(everywhere) + (" in every catalog; " if some else "")
+    note += ", ".join(some)
+    return document_json_schema(sorted(profiles), BUILTIN_CATALOGS, note)
+
+
+def _catalog() -> dict[str, object]:
+    from ..catalog.file import CatalogFile
+
+    schema = CatalogFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "policyctl catalog"
+    return schema
+
+
+def _policy_test() -> dict[str, object]:
+    from ..analysis.testing import policy_test_schema
+
+    return policy_test_schema()
+
+
+SCHEMAS: dict[str, tuple[str, Callable[[], dict[str, object]]]] = {
+    "policy": ("policy.schema.json", _policy),
+    "catalog": ("catalog.schema.json", _catalog),
+    "policy-test": ("policy-test.schema.json", _policy_test),
+}
+
+
+def render(kind: str) -> str:
+    """Stable text: sorted keys, two-space indent, trailing newline."""
+    return json.dumps(SCHEMAS[kind][1](), indent=2, sort_keys=True) + "\n"
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subcommand(sub, "schema", HELP, EXAMPLE)
     p.add_argument("--kind", choices=sorted(SCHEMAS), default="policy")
     p.add_argument("--output-dir", metavar="DIR", help="write every schema file into DIR")
@@ -31,7 +77,7 @@ def _current(path: Path, size: int) -> str | None:
     """What a schema file holds now, None when it is missing or is not what would be written.
     Read with a cap one byte past the new text (a longer file is stale anyway): never a
     FIFO or a device (`files.read_capped`)."""
-    from ..files import TooLarge, read_capped
+    from ..formats.files import TooLarge, read_capped
 
     try:
         return read_capped(path, size + 1).decode("utf-8", errors="replace")
@@ -42,8 +88,6 @@ def _current(path: Path, size: int) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..schemas import SCHEMAS, render
-
     if not args.output_dir:
         sys.stdout.write(render(args.kind))
         return EXIT_OK

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from .common import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, add_context_flags, subcommand
 
 if TYPE_CHECKING:
-    from ..callcorpus import RecordedCall
+    from ..analysis.call_corpus import RecordedCall
     from ..context import RunContext
-    from ..resolution import Resolution
+    from ..pipeline.result import Resolution
     from ..runtime.loopdetect import LoopDetector
 
 HELP = (
@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def read_calls(path: str) -> list[RecordedCall]:
     """The recorded calls, or exit 2 with every problem located (`callcorpus`)."""
-    from ..callcorpus import read_corpus
+    from ..analysis.call_corpus import read_corpus
     from ..diagnostics import PolicyError
     from .common import Reported, report_failure
 
@@ -54,7 +54,7 @@ def read_calls(path: str) -> list[RecordedCall]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..resolve import resolve
+    from ..pipeline.resolve import resolve
     from ..runtime.loopdetect import LoopDetector
     from .common import context_from_args, inventory_from_args, load_or_report, print_json
 
@@ -96,9 +96,9 @@ VERDICTS = ("allowed", "refused", "denied", "ask", "vetoed")
 
 
 def _decide(call: RecordedCall, res: Resolution, loop: LoopDetector) -> dict[str, Any]:
-    from ..calldecisions import describe
     from ..callrules import Effect
-    from ..explain import decide_tool
+    from ..explain.decisions import describe
+    from ..explain.tool import decide_tool
 
     name, params = call.tool, dict(call.args)
     row: dict[str, Any] = {"line": call.line, "tool": name}

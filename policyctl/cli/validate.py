@@ -50,8 +50,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def validate_file(path: str, strict: bool, max_contexts: int) -> list[Diagnostic]:
-    """Every diagnostic of one file (see `policyctl.validation`)."""
-    from ..validation import validate_path
+    """Every diagnostic of one file (see `policyctl.analysis.validate`)."""
+    from ..analysis.validate import validate_path
 
     return validate_path(path, strict=strict, max_contexts=max_contexts)
 

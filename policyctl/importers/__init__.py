@@ -3,7 +3,7 @@
 One module per source format, each turning the file into `calls.Translated` entries (an
 effect, a policyctl entry, where it came from) and `Finding`s (what could not be translated
 exactly); `calls.build_document` turns those into one policy scope. The OpenClaw config
-import, which maps whole scopes rather than call permissions, is `policyctl.importer`.
+import, which maps whole scopes rather than call permissions, is `policyctl.importers.openclaw`.
 
 - `claude`: Claude Code `settings.json` (`permissions.allow/ask/deny`, `defaultMode`,
   `additionalDirectories`);

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..inventory import Inventory
-from .layers import Layer, LayerPlan
+from ..catalog.inventory import Inventory
+from ..compile.layers import Layer, LayerPlan
 
 if TYPE_CHECKING:
     from ..callrules.model import LayerCallRules

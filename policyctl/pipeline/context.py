@@ -11,10 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..compile import CompiledPolicy
+from ..compile.compiled import CompiledPolicy
 from ..context import Capture, RunContext, Sender, SessionInfo, parse_session_key
 from ..diagnostics import Diagnostic
-from ..names import NO_SENDER, clean, fold
+from ..names import clean, fold, sender_value
+
+NO_SENDER = Sender()
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +234,35 @@ def _session_kind(
 def effective_context(policy: CompiledPolicy, ctx: RunContext, sender: Sender) -> EffectiveContext:
     facts, _ = derive(policy, ctx)
     return EffectiveContext.of(facts, ctx, sender)
+
+
+def normalise_sender(sender: Sender) -> Sender:
+    """A run's sender identity in the normal form its keys are matched in."""
+    if sender.empty:
+        return NO_SENDER
+    return Sender(
+        clean(sender.id),
+        clean(sender.e164),
+        sender_value("username", sender.username or "") or None,
+        clean(sender.name),
+    )
+
+
+def sender_candidates(channel: str | None, s: Sender) -> tuple[str, ...]:
+    """The keys a (normalised) sender may match, most specific first (semantics 7.5)."""
+    out = []
+    if s.id and channel:
+        out.append(f"channel:{channel}:{s.id}")
+    if s.id:
+        out.append(f"id:{s.id}")
+    if s.e164:
+        out.append(f"e164:{s.e164}")
+    if s.username:
+        out.append(f"username:{s.username}")
+    if s.name:
+        out.append(f"name:{s.name}")
+    out.append("*")
+    return tuple(out)
 
 
 __all__ = ["NO_SENDER", "EffectiveContext", "Facts", "derive", "effective_context"]

@@ -26,14 +26,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from ..bounded import BoundedCache
-from ..catalog import Catalog
-from ..compiled import CompiledPolicy, LayerPolicy
+from ..catalog.inventory import Inventory, Tool
+from ..catalog.model import Catalog
+from ..compile.compiled import CompiledPolicy
+from ..compile.layers import PER_SENDER, LayerPlan, LayerPolicy
 from ..context import RunContext, Sender, SessionInfo, parse_session_key
 from ..diagnostics import Diagnostic
-from ..inventory import Inventory, Tool
-from ..names import Glob, normalise_sender
-from .context import Facts, derive
-from .layers import PER_SENDER, LayerPlan
+from ..names import Glob
+from .context import Facts, derive, normalise_sender
 from .match import InventoryIndex
 from .result import Answer, NoCallableToolsError, Resolution
 from .select import Shape, build_shape, plans_for
@@ -242,7 +242,7 @@ class Resolver:
         inventory: Inventory | Iterable[Tool] | None,
         require_tools: bool,
     ) -> Resolution:
-        """`resolve` with this resolver's policy already in hand (`policyctl.resolve` has it:
+        """`resolve` with this resolver's policy already in hand (`resolve` has it:
         one weak-reference read fewer on every resolve)."""
         ctx = context if context is not None else _EMPTY_CONTEXT
         if inventory is None:

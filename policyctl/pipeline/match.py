@@ -16,10 +16,10 @@ from itertools import accumulate, chain, compress
 from types import MappingProxyType
 from typing import Literal, Protocol
 
-from ..catalog import Catalog, Grant
-from ..compiled import LayerPolicy
-from ..entries import EntryList, Hit
-from ..inventory import Inventory
+from ..catalog.inventory import Inventory
+from ..catalog.model import Catalog, Grant
+from ..compile.entries import EntryList, Hit
+from ..compile.layers import LayerPolicy
 from ..names import Glob
 
 RuleKind = Literal["deny", "allow", "owner-only", "optional-plugin", "catalog"]

@@ -13,19 +13,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import Catalog
-from ..compiled import CompiledPolicy, LayerPolicy
+from ..catalog.inventory import Inventory, Tool
+from ..catalog.model import Catalog
+from ..compile.compiled import CompiledPolicy
+from ..compile.entries import Hit
+from ..compile.layers import Layer, LayerPlan, LayerPolicy, spec
 from ..context import Capture, RunContext, Sender
-from ..contextcheck import unknown_context_values
 from ..diagnostics import Diagnostic, Source
-from ..entries import Hit
-from ..inventory import Inventory, Tool
 from ..names import fold
 from .context import EffectiveContext
-from .layers import Layer, LayerPlan, spec
 from .match import InventoryIndex, RuleKind, decide, iter_bits
 from .select import Shape
-from .warnings import unknown_entry_warnings
+from .warnings import unknown_context_values, unknown_entry_warnings
 
 if TYPE_CHECKING:
     from ..callrules.model import CallDecision, LayerCallRules
@@ -235,8 +234,8 @@ class Resolution:
         (from its context), the tools it has. Built once per resolution."""
         env = self._call_env
         if env is None:
-            from ..callrules.paths import Roots
             from ..callrules.subject import environment_for
+            from ..callrules.values import Roots
 
             ctx = self._ctx
             env = environment_for(

@@ -11,14 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..assemble import NO_PROVIDER, ProviderPlans, ScopeLayers
-from ..compiled import CompiledPolicy, GroupPolicy, LayerPolicy, SenderTable
+from ..compile.compiled import (
+    NO_PROVIDER,
+    CompiledPolicy,
+    GroupPolicy,
+    ProviderPlans,
+    ScopeLayers,
+    SenderTable,
+)
+from ..compile.entries import Entry, build_list, literal_list
+from ..compile.layers import Layer, LayerPlan, LayerPolicy, applied, skipped
 from ..context import Capture, Sender, group_candidates
 from ..diagnostics import Diagnostic
-from ..entries import Entry, build_list, literal_list
-from ..names import sender_candidates
-from .context import Facts
-from .layers import Layer, LayerPlan, applied, skipped
+from .context import Facts, sender_candidates
 
 NOTHING = "(none)"  # a name no tool can have (not ASCII-valid): "no tools at all"
 

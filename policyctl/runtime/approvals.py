@@ -30,7 +30,7 @@ from .deadline import bounded
 from .hooks import ToolCallEvent
 
 if TYPE_CHECKING:
-    from ..resolution import Resolution
+    from ..pipeline.result import Resolution
 
 log = logging.getLogger("policyctl.runtime")
 

@@ -20,14 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..compile import CompiledPolicy
+from ..compile.compiled import CompiledPolicy
 from ..context import RunContext
-from ..contextcheck import log_context_warnings
 from ..diagnostics import Diagnostic
-from ..lineage import LeafCannotSpawn, child_context
-from ..resolution import NoCallableToolsError, Resolution
-from ..resolve import cap_cron_tools, resolve
-from ..store import PolicyStore, PolicyUnavailable
+from ..pipeline.lineage import LeafCannotSpawn, child_context
+from ..pipeline.resolve import cap_cron_tools, log_context_warnings, resolve
+from ..pipeline.result import NoCallableToolsError, Resolution
 from .agent import RunResult, run_loop
 from .approvals import Approver, SessionGrants, warn_asks_without_approver
 from .gate import RESULT_LIMIT, CallGate, Outcome, Veto, check_gate_options
@@ -35,6 +33,7 @@ from .hooks import APPROVAL_TIMEOUT, HOOK_TIMEOUT, Hook, Observer
 from .loopdetect import LoopConfig, LoopDetector
 from .providers import Provider
 from .registry import RefusalDetail, ToolRegistry
+from .store import PolicyStore, PolicyUnavailable
 
 if TYPE_CHECKING:
     from ..callrules import LayerCallRules

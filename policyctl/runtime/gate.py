@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..resolution import Resolution
+from ..pipeline.result import Resolution
 from .approvals import Approval, Approver, SessionGrants, request_approval
 from .arguments import ArgumentError, coerce_arguments
 from .callcheck import ASK, DENY, CallCheck, CallDecider, CallRefused, running, undecidable

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from ..inventory import MCP_PLUGIN_ID
+from ..catalog.inventory import MCP_PLUGIN_ID
 from ..names import mcp_server_problem, mcp_tool_name
 from .text import render_result
 from .tools import RuntimeTool

@@ -11,10 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..explain import decide_tool, sandbox_refusal
-from ..inventory import Inventory, Tool, marks_mcp
+from ..catalog.inventory import Inventory, Tool, marks_mcp
+from ..explain.tool import decide_tool, sandbox_refusal
 from ..names import ascii_problem, fold, mcp_server_part
-from ..resolution import RemovedTool, Resolution
+from ..pipeline.result import RemovedTool, Resolution
 from .arguments import ArgumentError, coerce_arguments
 from .mcp import is_mcp_tool
 from .tools import RuntimeTool

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
 
-from ..inventory import marks_mcp
+from ..catalog.inventory import marks_mcp
 from .arguments import Acceptor
 from .compiled_args import compile_acceptor
 from .schema import check_tool_schema, schema_for_annotation

@@ -23,7 +23,8 @@ import ssl
 from typing import Any
 from urllib.parse import urljoin
 
-from ..callrules.urls import CallURL, parse_call_url
+from ..callrules.urls import parse_call_url
+from ..callrules.values import CallURL
 from .callcheck import recheck, refuse_if_denied
 from .text import truncate
 from .tools import RuntimeTool, tool

@@ -18,12 +18,12 @@ from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
-from policyctl import bundleread
-from policyctl.bundle import load_bundle
-from policyctl.bundleread import LOCATE_CHARS, _parse, _Refused, bundle_limits
 from policyctl.cli.main import main
+from policyctl.compile import bundleread
+from policyctl.compile.bundle import load_bundle
+from policyctl.compile.bundleread import LOCATE_CHARS, _parse, _Refused, bundle_limits
 from policyctl.diagnostics import PolicyError
-from policyctl.jsonpos import parse_json
+from policyctl.formats.jsonpos import parse_json
 from policyctl.located import flatten
 from policyctl.settings import Limits
 

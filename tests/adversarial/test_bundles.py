@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from policyctl import PolicyError, RunContext, Sender, resolve
 from policyctl.api import compile_loaded
 from policyctl.cli.main import main
-from policyctl.loader import load_document
+from policyctl.document.extends import load_document
 
 CTX = RunContext(agent="coder", provider="openai", sender=Sender(id="1"))
 
 
 def _bundle() -> dict[str, Any]:
-    from policyctl.bundle import build_bundle
+    from policyctl.compile.bundle import build_bundle
 
     loaded = load_document(EXAMPLES / "team.yaml")
     return build_bundle(loaded, compile_loaded(loaded))
@@ -62,7 +62,7 @@ def _write(tmp_path: Path, bundle: dict[str, Any], name: str = "p.bundle.json") 
 
 
 def _load(path: Path, key: bytes | None = None) -> Any:
-    from policyctl.bundle import load_bundle
+    from policyctl.compile.bundle import load_bundle
 
     return load_bundle(path, key=key) if key is not None else load_bundle(path)
 
@@ -83,7 +83,7 @@ def test_a_forged_document_with_only_the_content_hash_recomputed_is_refused(
 
 
 def test_signed_bundles_cannot_be_forged_without_the_key(tmp_path: Path) -> None:
-    from policyctl.bundle import sign_bundle
+    from policyctl.compile.bundle import sign_bundle
 
     key = b"k" * 32
     signed = sign_bundle(_bundle(), key)

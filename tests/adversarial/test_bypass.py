@@ -27,7 +27,7 @@ from policyctl import (
     load_policy_text,
     resolve,
 )
-from policyctl.inventory import Tool, mcp_tools
+from policyctl.catalog.inventory import Tool, mcp_tools
 from policyctl.runtime import (
     ProviderResponse,
     Runtime,

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from policyctl.api import compile_loaded
-from policyctl.bundle import build_bundle
-from policyctl.loader import load_document
+from policyctl.compile.bundle import build_bundle
+from policyctl.document.extends import load_document
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -39,8 +39,8 @@ import json, sys
 from pathlib import Path
 from policyctl import RunContext, Sender, resolve
 from policyctl.api import compile_loaded
-from policyctl.bundle import build_bundle
-from policyctl.loader import load_document
+from policyctl.compile.bundle import build_bundle
+from policyctl.document.extends import load_document
 out = {}
 for name in sys.argv[1:]:
     loaded = load_document(Path(name))

@@ -63,7 +63,7 @@ def test_the_same_policy_compares_equal(tmp_path: Path) -> None:
 def test_more_changed_plugin_entries_than_stand_ins_is_inconclusive(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from policyctl import probes
+    from policyctl.analysis import probes
 
     monkeypatch.setattr(probes, "MAX_PROBES", 2)
     write = tmp_path.joinpath

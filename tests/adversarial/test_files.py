@@ -11,7 +11,7 @@ import pytest
 
 from policyctl import PolicyError, load_policy, load_policy_text
 from policyctl.cli.main import main
-from policyctl.loader import load_document
+from policyctl.document.extends import load_document
 from policyctl.settings import Limits, default_limits
 
 SECRET = "aws_access_key_id = AKIAIOSFODNN7EXAMPLE"
@@ -56,7 +56,7 @@ def test_a_directory_is_not_a_policy(tmp_path: Path) -> None:
 
 
 def test_a_file_growing_past_the_cap_is_cut_off(tmp_path: Path) -> None:
-    from policyctl.files import TooLarge, read_capped
+    from policyctl.formats.files import TooLarge, read_capped
 
     path = tmp_path / "p.yaml"
     path.write_bytes(b"x" * 101)

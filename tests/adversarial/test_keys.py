@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from test_fuzz import documents, shaped
 
 from policyctl import PolicyError, RunContext, Sender, load_policy, resolve
-from policyctl.loader import load_document
+from policyctl.document.extends import load_document
 
 
 def _write(folder: Path, name: str, data: dict[str, Any]) -> Path:

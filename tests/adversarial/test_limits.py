@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from policyctl import PolicyError, RunContext, load_policy, load_policy_text, resolve
-from policyctl.inventory import Tool
+from policyctl.catalog.inventory import Tool
 from policyctl.names import Glob
 
 
@@ -211,7 +211,7 @@ def test_unknown_glob_warnings_are_the_same_with_and_without_the_glob_index(
 ) -> None:
     """The warnings ask a list's glob index once per tool instead of scanning every tool per
     glob (200,000 deny globs took 35 s): the answer must not change."""
-    import policyctl.entries as entries_module
+    import policyctl.compile.entries as entries_module
 
     globs = [f"nothing{i}_*" for i in range(20)] + ["exe*", "github__*", "canv*", "*_status"]
     text = json.dumps({"tools": {"deny": globs}})

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from policyctl import Capture, RunContext, Sender, cap_cron_tools, load_policy_text, resolve
-from policyctl.inventory import Inventory, Tool
+from policyctl.catalog.inventory import Inventory, Tool
 
 GUEST = """
 catalog: openclaw

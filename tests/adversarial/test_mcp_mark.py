@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from policyctl import load_policy_text, resolve
-from policyctl.inventory import Inventory, Tool
+from policyctl.catalog.inventory import Inventory, Tool
 from policyctl.runtime import RuntimeTool, ToolRegistry, tool
 from policyctl.runtime.mcp import as_mcp_tool, is_mcp_tool, mcp_tools
 from policyctl.runtime.plugins import PluginTools

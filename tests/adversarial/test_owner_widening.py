@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from policyctl.analysis.testing import run_test_file
 from policyctl.cli.main import main
-from policyctl.testing import run_test_file
 
 OLD = """\
 catalog: openclaw

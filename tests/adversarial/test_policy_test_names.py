@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from policyctl.testing import run_test_file
+from policyctl.analysis.testing import run_test_file
 
 POLICY = """\
 catalog: openclaw

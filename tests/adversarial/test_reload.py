@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from policyctl import PolicyError, RunContext, Sender, load_policy, load_policy_text, resolve
-from policyctl.store import PolicyStore, PolicyUnavailable
+from policyctl.runtime.store import PolicyStore, PolicyUnavailable
 
 VALID_A = (
     "tools:\n  profile: coding\n  deny: [exec, process]\n"

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from policyctl import RunContext, load_policy, resolve
-from policyctl.store import PolicyStore
+from policyctl.runtime.store import PolicyStore
 
 CTX = RunContext()
 REVIEWER = "tools:\n  profile: reviewer\n"

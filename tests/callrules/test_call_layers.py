@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from policyctl import Capture, RunContext, Sender, load_policy_text, resolve
-from policyctl.explain_call import explain_call
+from policyctl.explain.call import explain_call
+from policyctl.pipeline.resolve import cap_cron_tools
 from policyctl.pipeline.result import deny_label
-from policyctl.resolve import cap_cron_tools
 
 RM = '"exec(rm *)"'
 
@@ -177,7 +177,7 @@ def test_workspace_is_out_of_the_cache_key_but_decides_paths(tmp_path: Path) -> 
 
 
 def test_child_context_carries_call_rules_and_roots(tmp_path: Path) -> None:
-    from policyctl.lineage import child_context
+    from policyctl.pipeline.lineage import child_context
 
     policy = load_policy_text('tools:\n  deny: ["read(./secrets/)"]\n')
     parent_ctx = RunContext(agent="main", session_key="agent:main:main", workspace=str(tmp_path))

@@ -11,9 +11,9 @@ from conftest import MakePolicy, run
 
 from policyctl import PolicyError
 from policyctl.api import compile_loaded
-from policyctl.bundle import build_bundle, load_bundle, render_bundle
-from policyctl.fmt import format_text
-from policyctl.loader import load_document
+from policyctl.compile.bundle import build_bundle, load_bundle, render_bundle
+from policyctl.document.extends import load_document
+from policyctl.formats.fmt import format_text
 
 BASE = """
 tools:

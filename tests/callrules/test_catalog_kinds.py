@@ -8,7 +8,7 @@ import pytest
 
 from policyctl import PolicyError
 from policyctl.callrules import ArgumentKind, Roots, environment_for
-from policyctl.catalog import builtin_catalog, catalog_from_definition, load_catalog
+from policyctl.catalog.load import builtin_catalog, catalog_from_definition, load_catalog
 
 EXPECTED = {
     "openclaw": {

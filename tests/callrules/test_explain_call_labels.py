@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from policyctl import RunContext, load_policy_text, resolve
-from policyctl.explain_call import explain_call
+from policyctl.explain.call import explain_call
 
 POLICY = """\
 tools:

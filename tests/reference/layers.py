@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from policyctl import Capture, Sender
-from policyctl.catalog import Catalog
+from policyctl.catalog.model import Catalog
 
 from .facts import Facts
 from .matching import Named, Policy, any_matches, make_policy, normal

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from policyctl.catalog import Catalog
+from policyctl.catalog.model import Catalog
 
 
 def normal(catalog: Catalog, text: str) -> str:

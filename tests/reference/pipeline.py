@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from policyctl import Capture, RunContext, Tool
-from policyctl.catalog import Catalog
+from policyctl.catalog.model import Catalog
 
 from .facts import Facts, facts_of
 from .layers import layer_policies

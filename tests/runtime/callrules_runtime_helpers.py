@@ -18,7 +18,7 @@ from policyctl.callrules import (
     decide_call,
     environment_for,
 )
-from policyctl.catalog import builtin_catalog
+from policyctl.catalog.load import builtin_catalog
 from policyctl.runtime import CallGate, RuntimeTool, ToolRegistry
 
 

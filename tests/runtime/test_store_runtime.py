@@ -18,7 +18,7 @@ from policyctl.runtime import (
     ToolCall,
     ToolRegistry,
 )
-from policyctl.store import PolicyStore, PolicyUnavailable
+from policyctl.runtime.store import PolicyStore, PolicyUnavailable
 
 OPEN = "catalog: nanobot\n"
 CLOSED = "catalog: nanobot\ntools:\n  deny: [read_file]\n"

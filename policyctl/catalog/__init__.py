@@ -1,0 +1,51 @@
+"""Catalog: what tools exist before any policy.
+
+    model      `Catalog` (frozen, read-only maps) and the built-in catalogs' names
+    load       catalog files (and the catalogs they extend) -> a `Catalog`, derived once
+    file       `CatalogFile`, the format of a catalog file (pydantic; operator catalogs, bundles)
+    inventory  `Tool` and `Inventory`: the tools one run has before any policy
+
+The names below are handed on lazily: importing the catalog value does not load its reader.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "BUILTIN_CATALOGS": "model",
+    "DEFAULT_CATALOG": "model",
+    "FULL_PROFILE": "model",
+    "Catalog": "model",
+    "CatalogTool": "model",
+    "Grant": "model",
+    "data_dir": "model",
+    "builtin_catalog": "load",
+    "catalog_from_definition": "load",
+    "load_catalog": "load",
+}
+
+__all__ = list(_EXPORTS)
+
+if TYPE_CHECKING:
+    from .load import builtin_catalog, catalog_from_definition, load_catalog
+    from .model import (
+        BUILTIN_CATALOGS,
+        DEFAULT_CATALOG,
+        FULL_PROFILE,
+        Catalog,
+        CatalogTool,
+        Grant,
+        data_dir,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
