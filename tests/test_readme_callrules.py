@@ -1,5 +1,5 @@
-"""The README's "Call rules" section: every decision, table and claim it shows is what
-policyctl does (the policy, the calls and the evasion table are read from the README itself)."""
+"""The "Call rules" page (docs/call-rules.md): every decision, table and claim it shows is what
+policyctl does (the policy, the calls and the evasion table are read from the page itself)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from policyctl.catalog.load import builtin_catalog
 from policyctl.cli.main import main
 from policyctl.diagnostics import CODES
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Call rules:", 1)[1].split("\n## ", 1)[0]
+PAGE = (ROOT / "docs" / "call-rules.md").read_text(encoding="utf-8")
+SECTION = PAGE.split("# Call rules:", 1)[1]  # the whole page: its title starts it
 
 
 def block_after(marker: str) -> str:

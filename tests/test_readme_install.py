@@ -11,9 +11,10 @@ CI = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_readme_never_sends_operators_to_the_index_for_policyctl() -> None:
-    for line in README.splitlines():
-        if re.search(r"pip install ['\"]?policyctl\b(?![-\w])", line):
-            assert "finds nothing" in line, f"README installs policyctl from an index: {line!r}"
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:  # and the manual
+        for line in page.read_text(encoding="utf-8").splitlines():
+            if re.search(r"pip install ['\"]?policyctl\b(?![-\w])", line):
+                assert "finds nothing" in line, f"{page.name} installs from an index: {line!r}"
 
 
 def test_readme_builds_the_wheel_the_way_ci_does() -> None:
