@@ -13,7 +13,9 @@ Heavy modules are imported on first use, so `policyctl --version` stays fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -50,13 +52,4 @@ if TYPE_CHECKING:
     from .pipeline.resolve import CronCap, cap_cron_tools, resolve
     from .pipeline.result import NoCallableToolsError, RemovedTool, Resolution
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'policyctl' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"policyctl.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -10,7 +10,9 @@ The names below are handed on lazily: importing the catalog value does not load 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 _EXPORTS = {
     "BUILTIN_CATALOGS": "model",
@@ -39,13 +41,4 @@ if TYPE_CHECKING:
         data_dir,
     )
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -17,7 +17,9 @@ compiler (nor pydantic).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 _EXPORTS = {
     "AgentPolicy": "compiled",
@@ -49,13 +51,4 @@ if TYPE_CHECKING:
     from .layers import LayerPolicy
     from .scopes import compile_document, relative_catalog_dir
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS, globals())

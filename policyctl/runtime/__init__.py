@@ -24,6 +24,7 @@ from .providers import (
 )
 from .registry import CallError, PreparedCall, RefusalDetail, ToolRegistry
 from .schema import SchemaError
+from .store import PolicyStore
 from .tools import RuntimeTool, tool
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "OpenAICompatProvider",
     "Outcome",
     "PluginTools",
+    "PolicyStore",
     "PreparedCall",
     "ProviderError",
     "ProviderResponse",

@@ -89,9 +89,9 @@ def tightened(base: dict[str, Any], child: dict[str, Any]) -> dict[str, Any]:
 
 # -- extends does not hide base denies (README "Sharing settings: extends" and "Security") --
 #
-# Written from the README's words, not from policyctl/document/carry.py: where a lookup takes the most
-# specific hit, a scope the child adds (absent from the base) gets, unioned into its `deny`,
-# the base denies it would otherwise hide:
+# Written from the documentation's words, not from policyctl/document/carry.py: where a lookup
+# takes the most specific hit, a scope the child adds (absent from the base) gets, unioned
+# into its `deny`, the base denies it would otherwise hide:
 #   - a `provider/model` key: the `provider` key's (same tools block);
 #   - an agent entry: `agents.defaults.tools`' deny, byProvider, toolsBySender, sandbox and
 #     subagents denies;
