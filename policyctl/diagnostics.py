@@ -762,7 +762,7 @@ CODES: dict[str, CodeInfo] = _codes(
         "this run does not have, or a typo (then the approval it was written for never "
         "happens). The entry is kept; check its spelling.",
     ),
-    # -- context values the policy does not know (contextcheck.py) -------------------------
+    # -- context values the policy does not know (pipeline/warnings.py) -------------------
     (
         "PC450",
         W,

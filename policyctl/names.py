@@ -2,8 +2,9 @@
 
 One module owns each normal form (semantics 2, 3, 7.2, 7.5, 10): identifiers are folded with
 `fold` (trim, lowercase), entries and tool names with `normalize` (plus aliases), sender keys
-and sender identities with `sender_key` / `sender_candidates`, provider keys with
-`provider_key`. Nothing else writes `.strip().lower()` for these values.
+with `sender_key` (a run's sender identity is put in the same form by
+`pipeline.context.normalise_sender`, from `sender_value`), provider keys with `provider_key`.
+Nothing else writes `.strip().lower()` for these values.
 """
 
 from __future__ import annotations

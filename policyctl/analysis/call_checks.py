@@ -2,7 +2,7 @@
 never decide a call (contract section 9), each at the entry's file:line:col.
 
 - PC470: a shell specifier whose command word the analysis never leaves in place (shells,
-  `eval`/`source`, reserved words, wrappers with a command after them: `callcover`).
+  `eval`/`source`, reserved words, wrappers with a command after them: `call_cover`).
 - PC471: an allow specifier every call of which a deny (or ask) specifier of the same layer
   policy also meets: the deny wins, the allow never decides a call there; likewise an ask
   specifier a deny of the same layer covers.

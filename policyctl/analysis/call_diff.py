@@ -10,7 +10,7 @@ contexts they happen in.
 
 With a corpus of recorded calls (`--calls FILE`), every call is decided by both policies, in
 its own context or, without one, in every context of the matrix; a decision that moves from
-deny to ask, deny to allow or ask to allow widens (`calldecisions.change_kind`).
+deny to ask, deny to allow or ask to allow widens (`explain.decisions.change_kind`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
 - allow entries an earlier layer always removes (PC432, `reach.py`);
 - a context reachable from what the file declares whose allow lists leave no tools (PC308);
 - call rules that can never match, allows a deny of the same scope shadows, rules that never
-  decide a call (PC470-PC472, `callchecks.py`).
+  decide a call (PC470-PC472, `call_checks.py`).
 """
 
 from __future__ import annotations

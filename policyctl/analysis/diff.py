@@ -50,7 +50,7 @@ class DiffResult:
     contexts: int
     sampled: bool
     changes: list[Change]
-    #: call rules that changed for tools both policies allow (`calldiff`)
+    #: call rules that changed for tools both policies allow (`call_diff`)
     rule_changes: list[RuleChange] = field(default_factory=list)
     #: recorded calls whose decision changed (`--calls`), None without a corpus
     call_changes: list[DecisionChange] | None = None

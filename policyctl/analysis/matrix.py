@@ -35,7 +35,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..compile.compiled import group_map, provider_keys, sender_tables
-from ..compile.compiled import tools_scopes as tools_scopes  # where callchecks has always found it
 from ..context import RunContext, Sender, group_candidates
 
 if TYPE_CHECKING:  # types only: the matrix reads the compiled policy's indexes, nothing more

@@ -1,7 +1,7 @@
 """`REV:path`: a policy as a git revision holds it, for `policyctl diff`.
 
 Every file the compile reads (the policy, what it `extends`, its operator catalog and the
-catalogs that extends) comes from the revision, through one `loader.Reader`; nothing of the
+catalogs that extends) comes from the revision, through one `formats.read.Reader`; nothing of the
 revision is read from the working tree, which the change under review controls. So:
 
 - an argument of the form `REV:path` is always read from git: a file of that name in the
@@ -73,7 +73,7 @@ def load_revision(spec: str) -> CompiledPolicy:
 
 
 class RevisionReader:
-    """A `loader.Reader` over one git tree: `reader(path)` is the text of `path` (relative to
+    """A `formats.read.Reader` over one git tree: `reader(path)` is the text of `path` (relative to
     the working directory, as the loader builds it) in that tree."""
 
     def __init__(self, rev: str, tree: str, top: Path, cwd: Path, limits: Limits) -> None:

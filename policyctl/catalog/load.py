@@ -268,7 +268,7 @@ def load_catalog(
 
     With `roots` (`files.policy_roots` of the policy naming the catalog), the catalog file and
     every file it extends must lie under them, as `extends` targets must (PC113). `reader`
-    (`loader.Reader`) reads the operator files instead of the disk, as it read the policy."""
+    (`formats.read.Reader`) reads the operator files instead of the disk, as it read the policy."""
     ref = ref or DEFAULT_CATALOG
     if ref in BUILTIN_CATALOGS:
         return builtin_catalog(ref)

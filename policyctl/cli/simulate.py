@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def read_calls(path: str) -> list[RecordedCall]:
-    """The recorded calls, or exit 2 with every problem located (`callcorpus`)."""
+    """The recorded calls, or exit 2 with every problem located (`analysis.call_corpus`)."""
     from ..analysis.call_corpus import read_corpus
     from ..diagnostics import PolicyError
     from .common import Reported, report_failure

@@ -1,6 +1,6 @@
 """Reading a bundle file: as a policy file is read, and fast enough at the size caps.
 
-A bundle is read like a policy file (`loader.read_text`: a regular file only, a hard byte cap,
+A bundle is read like a policy file (`formats.read.read_text`: a regular file only, a hard byte cap,
 UTF-8) under larger caps (`bundle_limits`: it carries the location of every value). The
 located JSON reader (`jsonpos`) costs about 3 us a value, so a bundle at its node cap would
 take most of a minute; a bundle needs no locations to be used (it carries its own), so it is

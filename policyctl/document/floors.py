@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..catalog.model import BUILTIN_CATALOGS, DEFAULT_CATALOG
 from ..diagnostics import Diagnostic, PolicyError, Source
 from ..located import LocMap
 from ..names import fold
@@ -174,8 +175,6 @@ def _spawn_depth(base: LocMap, merged: LocMap) -> list[Diagnostic]:
 
 
 def _catalog_identity(doc: LocMap) -> str:
-    from ..catalog.model import BUILTIN_CATALOGS, DEFAULT_CATALOG  # catalog imports the loader
-
     ref = doc.get("catalog")
     if not isinstance(ref, str) or not ref.strip():
         return DEFAULT_CATALOG if ref is None else repr(ref)
