@@ -8,7 +8,8 @@ pick a looser policy; `pipeline.context` applies that rule.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -81,25 +82,14 @@ class RunContext:
     def __hash__(self) -> int:
         # used as a cache key on every resolve: hashed once per context object
         if not self._hash:
-            value = hash(
-                (
-                    self.agent,
-                    self.provider,
-                    self.model,
-                    self.channel,
-                    self.account,
-                    self.group,
-                    self.sender,
-                    self.is_owner,
-                    self.session_key,
-                    self.spawned_by,
-                    self.subagent_depth,
-                    self.parent,
-                    self.trigger,
-                )
-            )
-            object.__setattr__(self, "_hash", value or 1)
+            object.__setattr__(self, "_hash", hash(_compared(self)) or 1)
         return self._hash
+
+
+#: the fields that make two contexts different runs, read from the class (never listed by
+#: hand: a field added and forgotten in a key would let two different runs share an answer)
+COMPARED_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(RunContext) if f.compare)
+_compared = attrgetter(*COMPARED_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,11 +51,6 @@ class ToolDecision:
         }
 
 
-def _policy_of(resolution: Resolution) -> CompiledPolicy | None:
-    """The policy a resolution was made from (callers that hold it pass it explicitly)."""
-    return getattr(resolution, "_policy", None)
-
-
 def fix_for(
     removal: RemovedTool,
     policy: CompiledPolicy | None = None,
@@ -293,7 +288,7 @@ def _combined_fix(fixes: list[str]) -> str | None:
 def decide_tool(
     resolution: Resolution, tool: str, policy: CompiledPolicy | None = None
 ) -> ToolDecision:
-    policy = policy if policy is not None else _policy_of(resolution)
+    policy = policy if policy is not None else resolution.policy
     aliases = policy.catalog.aliases if policy is not None else {}
     name = normalize(tool, aliases) or fold(tool)
     asked = tool if name != tool else None
@@ -378,7 +373,7 @@ def sandbox_refusal(
     resolution: Resolution, tool: str, policy: CompiledPolicy | None = None
 ) -> str | None:
     """Semantics 9: the refusal a sandboxed run reads when it calls a tool the sandbox removed."""
-    policy = policy if policy is not None else _policy_of(resolution)
+    policy = policy if policy is not None else resolution.policy
     aliases = policy.catalog.aliases if policy is not None else {}
     r = resolution.removal(normalize(tool, aliases) or fold(tool))
     ctx = resolution.context

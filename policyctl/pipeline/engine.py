@@ -22,15 +22,16 @@ and 10,000 distinct catalog-sized inventories keep a few MB (tests/test_resolver
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from ..bounded import BoundedCache
 from ..catalog.inventory import Inventory, Tool
 from ..catalog.model import Catalog
 from ..compile.compiled import CompiledPolicy
 from ..compile.layers import PER_SENDER, LayerPlan, LayerPolicy
-from ..context import RunContext, Sender, SessionInfo, parse_session_key
+from ..context import COMPARED_FIELDS, RunContext, Sender, SessionInfo, parse_session_key
 from ..diagnostics import Diagnostic
 from ..names import Glob
 from .context import Facts, derive, normalise_sender
@@ -164,22 +165,10 @@ class _ShapeVerdicts:
         return _ShapeVerdicts(tuple(verdicts), alive, owner, provider, optional)
 
 
-def _raw_key(ctx: RunContext) -> tuple[object, ...]:
-    """Every field of a context but the sender: equal keys derive equal facts and notes."""
-    return (
-        ctx.agent,
-        ctx.provider,
-        ctx.model,
-        ctx.channel,
-        ctx.account,
-        ctx.group,
-        ctx.is_owner,
-        ctx.session_key,
-        ctx.spawned_by,
-        ctx.subagent_depth,
-        ctx.parent,
-        ctx.trigger,
-    )
+#: a context's every compared field but the sender: equal keys derive equal facts and notes
+_raw_key: Callable[[RunContext], tuple[object, ...]] = attrgetter(
+    *(name for name in COMPARED_FIELDS if name != "sender")
+)
 
 
 _EMPTY_CONTEXT = RunContext()

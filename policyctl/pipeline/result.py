@@ -135,6 +135,11 @@ class Resolution:
     # -- the answer: cheap ------------------------------------------------------------------
 
     @property
+    def policy(self) -> CompiledPolicy:
+        """The compiled policy this run was resolved under."""
+        return self._policy
+
+    @property
     def allowed(self) -> tuple[str, ...]:
         """Allowed tool names, in inventory order."""
         return self._a.allowed
