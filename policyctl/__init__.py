@@ -40,9 +40,29 @@ _EXPORTS = {
     "CompiledPolicy": "compile.compiled",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Capture",
+    "CompiledPolicy",
+    "CronCap",
+    "Diagnostic",
+    "Inventory",
+    "NoCallableToolsError",
+    "PolicyError",
+    "RemovedTool",
+    "Resolution",
+    "Resolver",
+    "RunContext",
+    "Sender",
+    "Source",
+    "Tool",
+    "__version__",
+    "cap_cron_tools",
+    "load_policy",
+    "load_policy_text",
+    "resolve",
+]
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
     from .api import load_policy, load_policy_text
     from .catalog.inventory import Inventory, Tool
     from .compile.compiled import CompiledPolicy
@@ -51,5 +71,5 @@ if TYPE_CHECKING:
     from .pipeline.engine import Resolver
     from .pipeline.resolve import CronCap, cap_cron_tools, resolve
     from .pipeline.result import NoCallableToolsError, RemovedTool, Resolution
-
-__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
+else:
+    __getattr__ = lazy_exports(__name__, _EXPORTS, globals())

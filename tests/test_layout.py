@@ -42,32 +42,79 @@ def module_names() -> dict[str, Path]:
     }
 
 
-def _targets(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+def _base(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module a `from ... import` statement reads from."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    keep = len(parts) - node.level + (path.name == "__init__.py")
+    return ".".join(parts[:keep] + ([node.module] if node.module else []))
+
+
+def _is_package(name: str, modules: dict[str, Path]) -> bool:
+    return name in modules and modules[name].name == "__init__.py"
+
+
+def _definer(package: str, name: str, modules: dict[str, Path], depth: int = 0) -> str | None:
+    """The module behind `from package import name`: a submodule of that name, or the module
+    the package's `__init__` hands the name on from (an import of its own, or an entry of a
+    lazy `_EXPORTS` map)."""
+    if f"{package}.{name}" in modules:
+        return f"{package}.{name}"
+    if depth > 8:
+        return None
+    path = modules[package]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) == name:
+                    source = _base(package, path, node)
+                    if _is_package(source, modules):
+                        return _definer(source, alias.name, modules, depth + 1)
+                    return source if source in modules else None
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "_EXPORTS" for target in node.targets
+        ):
+            lazy = ast.literal_eval(node.value)
+            if name in lazy:
+                return f"{package}.{lazy[name]}"
+    return None
+
+
+def _targets(module: str, path: Path, node: ast.AST, modules: dict[str, Path]) -> Iterator[str]:
     if isinstance(node, ast.Import):
         yield from (a.name for a in node.names)
-        return
-    if node.level:
-        parts = module.split(".")
-        keep = len(parts) - node.level + (path.name == "__init__.py")
-        base = ".".join(parts[:keep] + ([node.module] if node.module else []))
-    else:
-        base = node.module or ""
-    yield base
-    yield from (f"{base}.{a.name}" for a in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        base = _base(module, path, node)
+        if not _is_package(base, modules):
+            yield base
+        for alias in node.names:
+            if _is_package(base, modules):
+                found = _definer(base, alias.name, modules)
+                if found is not None:
+                    yield found
+            else:
+                yield f"{base}.{alias.name}"
+    elif (  # importlib.import_module("policyctl.x")
+        isinstance(node, ast.Call)
+        and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
+        yield node.args[0].value
 
 
 def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """Module -> the modules it imports (a package's `__init__` only hands names on, so an
-    import of a package's name counts as an edge to the module that defines it only when
-    it names that module)."""
+    """Module -> the modules it imports. A package's `__init__` only hands names on: a name
+    imported from a package is an edge to the module that defines it."""
     edges: dict[str, set[str]] = {m: set() for m in modules}
     for module, path in modules.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for target in _targets(module, path, node):
-                    internal = target in modules and target != module
-                    if internal and modules[target].name != "__init__.py":
-                        edges[module].add(target)
+            for target in _targets(module, path, node, modules):
+                internal = target in modules and target != module
+                if internal and modules[target].name != "__init__.py":
+                    edges[module].add(target)
     return edges
 
 
@@ -183,6 +230,33 @@ def test_the_checks_see_a_hidden_cycle(tmp_path: Path) -> None:
     ) == {"compile": {"pipeline"}, "pipeline": set()}
 
 
+def test_the_checks_see_through_a_package_face(tmp_path: Path) -> None:
+    """A name imported from a package is an edge to the module that defines it, whether the
+    package imports it or hands it on lazily; `importlib.import_module` counts too."""
+    (tmp_path / "p").mkdir()
+    files = {
+        "policyctl.a": "def f():\n    from .p import D, E\n",
+        "policyctl.p": "from .e import E\n_EXPORTS = {'D': 'd'}\n",
+        "policyctl.p.d": "import importlib\nimportlib.import_module('policyctl.b')\n",
+        "policyctl.p.e": "",
+        "policyctl.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n",
+    }
+    modules = {}
+    for name, text in files.items():
+        parts = name.split(".")[1:]
+        is_package = name == "policyctl.p"
+        path = (
+            tmp_path.joinpath(*parts, "__init__.py")
+            if is_package
+            else tmp_path.joinpath(*parts[:-1], parts[-1] + ".py")
+        )
+        path.write_text(text, encoding="utf-8")
+        modules[name] = path
+    edges = import_graph(modules)
+    assert edges["policyctl.a"] == {"policyctl.p.d", "policyctl.p.e"}
+    assert find_cycle(edges) == ["policyctl.a", "policyctl.p.d", "policyctl.b", "policyctl.a"]
+
+
 def _fresh(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
@@ -226,3 +300,19 @@ def test_the_compiled_data_and_the_resolve_engine_load_no_compiler(module: str) 
     out = _fresh(code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("face", ["policyctl", "policyctl.catalog", "policyctl.compile"])
+def test_a_package_face_lists_every_name_it_hands_on(face: str) -> None:
+    """`__all__` (what type checkers read as exported) and the lazy map (what is imported at
+    run time) name the same things, and each is the object its module defines."""
+    import importlib
+
+    package = importlib.import_module(face)
+    exports = package._EXPORTS
+    assert set(package.__all__) - {"__version__"} == set(exports)
+    for name, module in exports.items():
+        value = getattr(package, name)
+        assert value is getattr(importlib.import_module(f"{face}.{module}"), name)
+    with pytest.raises(AttributeError, match="no attribute 'load_catalogue'"):
+        package.load_catalogue  # noqa: B018

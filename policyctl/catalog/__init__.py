@@ -27,9 +27,20 @@ _EXPORTS = {
     "load_catalog": "load",
 }
 
-__all__ = list(_EXPORTS)
+__all__ = [
+    "BUILTIN_CATALOGS",
+    "DEFAULT_CATALOG",
+    "FULL_PROFILE",
+    "Catalog",
+    "CatalogTool",
+    "Grant",
+    "builtin_catalog",
+    "catalog_from_definition",
+    "data_dir",
+    "load_catalog",
+]
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
     from .load import builtin_catalog, catalog_from_definition, load_catalog
     from .model import (
         BUILTIN_CATALOGS,
@@ -40,5 +51,5 @@ if TYPE_CHECKING:
         Grant,
         data_dir,
     )
-
-__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
+else:
+    __getattr__ = lazy_exports(__name__, _EXPORTS, globals())

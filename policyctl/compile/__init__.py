@@ -33,11 +33,26 @@ _EXPORTS = {
     "LayerPolicy": "layers",
     "compile_document": "scopes",
     "relative_catalog_dir": "scopes",
+    "load_bundle": "bundle",
 }
 
-__all__ = list(_EXPORTS)
+__all__ = [
+    "AgentPolicy",
+    "ChannelPolicy",
+    "CompiledPolicy",
+    "GroupPolicy",
+    "LayerPolicy",
+    "ProviderScope",
+    "SandboxLists",
+    "SenderTable",
+    "ToolsScope",
+    "compile_document",
+    "load_bundle",
+    "relative_catalog_dir",
+]
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what type checkers see; at run time each name is imported on first use
+    from .bundle import load_bundle
     from .compiled import (
         AgentPolicy,
         ChannelPolicy,
@@ -50,5 +65,5 @@ if TYPE_CHECKING:
     )
     from .layers import LayerPolicy
     from .scopes import compile_document, relative_catalog_dir
-
-__getattr__ = lazy_exports(__name__, _EXPORTS, globals())
+else:
+    __getattr__ = lazy_exports(__name__, _EXPORTS, globals())

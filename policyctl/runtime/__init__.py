@@ -24,7 +24,7 @@ from .providers import (
 )
 from .registry import CallError, PreparedCall, RefusalDetail, ToolRegistry
 from .schema import SchemaError
-from .store import PolicyStore
+from .store import PolicyStore, PolicyUnavailable
 from .tools import RuntimeTool, tool
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "Outcome",
     "PluginTools",
     "PolicyStore",
+    "PolicyUnavailable",
     "PreparedCall",
     "ProviderError",
     "ProviderResponse",

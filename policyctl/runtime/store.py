@@ -32,7 +32,7 @@ from ..pipeline.engine import Resolver
 from ..pipeline.result import Resolution
 from ..settings import default_limits
 
-log = logging.getLogger("policyctl.runtime.store")
+log = logging.getLogger("policyctl.store")  # the name operators configure handlers on
 
 #: (file, SHA-256 of its bytes or "missing") for every watched file
 Fingerprint = tuple[tuple[str, str], ...]

@@ -77,3 +77,18 @@ def test_a_store_that_never_loaded_grants_nothing(tmp_path: Path) -> None:
     runtime = Runtime(store, ToolRegistry([]), ScriptedProvider([]))
     with pytest.raises(PolicyUnavailable):
         asyncio.run(runtime.run_turn(RunContext(), "go"))
+
+
+def test_a_failed_reload_is_logged_on_the_policyctl_store_logger(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Operators alert on this logger's warnings: its name is part of the interface."""
+    path = tmp_path / "policy.yaml"
+    path.write_text(OPEN)
+    store = PolicyStore(path, settle=0)
+    path.write_text("catalog: nanobot\ntools:\n  denny: [read_file]\n")
+    with caplog.at_level("WARNING", logger="policyctl.store"):
+        assert store.reload() is False
+    failed = [r for r in caplog.records if "reload failed" in r.getMessage()]
+    assert [r.name for r in failed] == ["policyctl.store"]
+    assert "keeping version 1" in failed[0].getMessage()
