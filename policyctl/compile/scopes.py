@@ -52,20 +52,6 @@ from .layers import LayerPolicy
 if TYPE_CHECKING:
     from ..callrules.model import Rule
 
-__all__ = [
-    "AgentPolicy",
-    "ChannelPolicy",
-    "CompiledPolicy",
-    "GroupPolicy",
-    "LayerPolicy",
-    "ProviderScope",
-    "SandboxLists",
-    "SenderTable",
-    "ToolsScope",
-    "compile_document",
-    "relative_catalog_dir",
-]
-
 DocPath = tuple[str | int, ...]
 #: a did-you-mean costs up to a millisecond; past this many problems in a file, none is offered
 _SUGGESTIONS = 100
