@@ -18,11 +18,7 @@ from typing import Any
 from ..diagnostics import Diagnostic, PolicyError, Source
 from ..located import LocMap, LocSeq
 from ..settings import Limits
-from .files import (
-    NotRegularFile,
-    TooLarge,
-    read_capped,
-)
+from .files import NotRegularFile, TooLarge, read_capped
 
 if sys.version_info >= (3, 11):
     import tomllib

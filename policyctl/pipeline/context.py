@@ -265,4 +265,12 @@ def sender_candidates(channel: str | None, s: Sender) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["NO_SENDER", "EffectiveContext", "Facts", "derive", "effective_context"]
+__all__ = [
+    "NO_SENDER",
+    "EffectiveContext",
+    "Facts",
+    "derive",
+    "effective_context",
+    "normalise_sender",
+    "sender_candidates",
+]

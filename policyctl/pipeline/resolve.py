@@ -22,32 +22,11 @@ from ..context import Capture, RunContext
 from ..diagnostics import Diagnostic
 from ..names import normalize
 from .engine import Resolver
-from .match import RuleKind, decide
+from .result import Resolution
 from .warnings import unknown_context_values
 
 if TYPE_CHECKING:
     from ..callrules.model import LayerCallRules
-from .result import (
-    LayerTrace,
-    NoCallableToolsError,
-    RemovedTool,
-    Resolution,
-)
-
-__all__ = [
-    "CronCap",
-    "LayerTrace",
-    "NoCallableToolsError",
-    "RemovedTool",
-    "Resolution",
-    "Resolver",
-    "RuleKind",
-    "cap_cron_tools",
-    "decide",
-    "default_inventory",
-    "resolve",
-    "resolver_for",
-]
 
 _resolvers: weakref.WeakKeyDictionary[CompiledPolicy, Resolver] = weakref.WeakKeyDictionary()
 _resolvers_lock = threading.Lock()

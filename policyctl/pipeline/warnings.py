@@ -2,8 +2,8 @@
 
 - Unknown entries (semantics 9): entries of an applied list that match no tool of the run,
   classified as shipped-but-unavailable core tools or plugin tools not enabled.
-- Unknown context values (PC450-PC454): a typo in a context silently gives a wider answer.
-  Context values the policy does not know: a typo in a context silently gives a wider answer.
+- Unknown context values (PC450-PC454): context values the policy does not know, since a
+  typo in a context silently gives a wider answer.
 
   `--agent suport` resolves to the defaults instead of the support bot's tools, `--provider
   olama` skips the ollama provider profile, a group id copied from the wrong log never matches.
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from ..catalog.inventory import MCP_PLUGIN_ID, Inventory
 from ..catalog.model import Catalog
+from ..compile.compiled import CompiledPolicy, group_map, provider_keys, sender_tables
 from ..compile.entries import Entry, EntryList
 from ..compile.layers import LayerPlan
 from ..context import group_candidates
@@ -38,7 +39,6 @@ from ..diagnostics import Diagnostic, did_you_mean
 from ..names import Glob, GlobIndex, is_glob
 
 if TYPE_CHECKING:
-    from ..compile.compiled import CompiledPolicy
     from .context import EffectiveContext
 
 CONTEXT_CODES = frozenset({"PC450", "PC451", "PC452", "PC453", "PC454"})
@@ -195,9 +195,6 @@ def unknown_context_values(policy: CompiledPolicy, eff: EffectiveContext) -> tup
 
 
 def _check(policy: CompiledPolicy, eff: EffectiveContext) -> Iterator[Diagnostic]:
-    # from compiled, not matrix: a resolve must not import the matrix to check its context
-    from ..compile.compiled import group_map, provider_keys, sender_tables
-
     if eff.agent is not None and policy.agents and eff.agent not in policy.agents:
         known = sorted(policy.agents)
         yield Diagnostic.make(
