@@ -1,8 +1,9 @@
 """A loopback stand-in for an OpenAI-compatible chat completions API, scripted per test.
 
 Each request is recorded (the tools offered, the messages). The answer is the next scripted
-turn of the conversation the request belongs to: a conversation is picked by a marker text in
-its messages (so a subagent's requests, which carry its task, get their own script).
+turn of the conversation the request belongs to: a conversation is picked by a marker in the
+text of its first user message (so a subagent's requests, which start from its task, get their
+own script).
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ class Script:
         self.lock = threading.Lock()
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = json.dumps(body.get("messages", []))
+        users = [m for m in body.get("messages", []) if m.get("role") == "user"]
+        text = json.dumps(users[0].get("content")) if users else ""
         with self.lock:
-            # the most specific marker wins: a subagent's messages may quote its parent's
-            for conv in sorted(self.conversations, key=lambda c: -len(c.marker)):
+            # a conversation is known by its first user message (a subagent's is its task)
+            for conv in self.conversations:
                 if conv.marker in text:
                     conv.requests.append(body)
                     done = len(conv.requests) - 1

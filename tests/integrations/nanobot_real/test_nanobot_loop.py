@@ -114,3 +114,98 @@ def test_uninstall_restores_nanobot(example_policy: Path) -> None:
     with NanobotPolicy(example_policy):
         assert ToolRegistry.prepare_call is not before[1]
     assert (ToolRegistry.get_definitions, ToolRegistry.prepare_call) == before
+
+
+def test_subagents_get_the_child_run_of_their_parent(
+    tmp_path: Path, workspace: Path, example_policy: Path
+) -> None:
+    main = Conversation(MAIN, [Turn("spawn", {"task": "SUB-TASK: make files", "wait": True}), Turn(text="main done")])
+    sub = Conversation(
+        "SUB-TASK",
+        [
+            Turn("exec", {"command": "touch sub-ok.txt"}),
+            Turn("exec", {"command": "touch denied-sub.txt"}),
+            Turn("web_fetch", {"url": "https://example.org/"}),
+            Turn(text="sub done"),
+        ],
+    )
+    with NanobotPolicy(example_policy, agent="main"):
+        run(tmp_path, workspace, Script(main, sub), MAIN)
+    assert sub.requests, "the subagent never asked the model"
+    offered = sub.offered()
+    assert "exec" in offered
+    # nanobot's subagent registry has web_fetch and web_search: the policy removes them there too
+    assert not offered & {"spawn", "web_fetch", "web_search", "cron", "message", "my"}
+    assert (workspace / "sub-ok.txt").exists()
+    assert not (workspace / "denied-sub.txt").exists()  # the parent's call rules hold
+    results = sub.tool_results()
+    assert 'call rule "exec(touch denied*)"' in results[1]
+    assert "tool web_fetch is not available in this run" in results[2]
+
+
+def test_a_subagent_never_gets_more_than_its_parent(tmp_path: Path, workspace: Path) -> None:
+    """Inheritance: a parent restricted to a few tools caps its child (semantics 7.8)."""
+    catalog = Path(__file__).parents[3] / "examples" / "nanobot-0.3.5.catalog.toml"
+    (tmp_path / catalog.name).write_text(catalog.read_text())
+    policy = tmp_path / "narrow.yaml"
+    policy.write_text(f"catalog: {catalog.name}\ntools:\n  allow: [spawn, read_file]\n")
+    main = Conversation(MAIN, [Turn("spawn", {"task": "SUB-TASK: x", "wait": True}), Turn(text="ok")])
+    sub = Conversation("SUB-TASK", [Turn("exec", {"command": "touch sub.txt"}), Turn(text="ok")])
+    with NanobotPolicy(policy, agent="main"):
+        run(tmp_path, workspace, Script(main, sub), MAIN)
+    assert sub.offered() == {"read_file"}
+    assert not (workspace / "sub.txt").exists()
+    assert "tool exec is not available in this run" in sub.tool_results()[0]
+
+
+def test_scheduled_runs_are_decided_as_cron_runs(tmp_path: Path, workspace: Path) -> None:
+    """A job run by nanobot's own cron runner (`run_bound_cron_job`) goes through the guard,
+    as a run triggered by cron."""
+    from nanobot.cron.bound_runner import run_bound_cron_job
+    from nanobot.cron.types import CronJob, CronPayload
+
+    catalog = Path(__file__).parents[3] / "examples" / "nanobot-0.3.5.catalog.toml"
+    (tmp_path / catalog.name).write_text(catalog.read_text())
+    policy = tmp_path / "cron.yaml"
+    policy.write_text(
+        f'catalog: {catalog.name}\ntools:\n  deny: ["exec(touch denied*)"]\n'
+        '  ask: ["exec(touch asked*)"]\n'
+    )
+    job_turns = Conversation(
+        "CRON-JOB",
+        [
+            Turn("exec", {"command": "touch denied-cron.txt"}),
+            Turn("exec", {"command": "touch asked-cron.txt"}),
+            Turn(text="job done"),
+        ],
+    )
+    seen: list[ApprovalRequest] = []
+
+    def approve(request: ApprovalRequest) -> bool:
+        seen.append(request)
+        return True
+
+    class Records:
+        def write_run_record(self, run_id: str, record: dict[str, object]) -> None:
+            pass
+
+    job = CronJob(
+        id="nightly",
+        name="nightly",
+        payload=CronPayload(
+            message="CRON-JOB tidy up",
+            session_key="cli:direct",
+            origin_channel="cli",
+            origin_chat_id="direct",
+        ),
+    )
+    with serve(Script(job_turns)) as api, NanobotPolicy(policy, agent="main", approve=approve):
+        bot = Nanobot.from_config(nanobot_config(tmp_path, workspace, api))
+        asyncio.run(run_bound_cron_job(job, agent=bot._loop, cron=Records()))
+    assert job_turns.requests, "the cron job never reached the model"
+    assert not (workspace / "denied-cron.txt").exists()
+    assert 'call rule "exec(touch denied*)"' in job_turns.tool_results()[0]
+    assert (workspace / "asked-cron.txt").exists()
+    assert [(r.context.trigger, r.context.session_key) for r in seen] == [
+        ("cron", "agent:main:cron:nightly")
+    ]
