@@ -67,3 +67,8 @@ def tools(*names: str, plugin: str | None = None, optional: bool = False) -> lis
 def removed_at(res: Resolution, tool: str) -> int | None:
     r = res.removal(tool)
     return None if r is None else r.stage
+
+
+# The real-nanobot tests run inside an environment of their own
+# (tests/integrations/test_nanobot.py builds it and runs them there).
+collect_ignore = ["integrations/nanobot_real"]

@@ -34,7 +34,9 @@ class RunFacts:
     home: str | None = None
 
 
-def group_of(channel: str, chat_id: str | None, sender_id: str | None, meta: Mapping[str, Any]) -> str | None:
+def group_of(
+    channel: str, chat_id: str | None, sender_id: str | None, meta: Mapping[str, Any]
+) -> str | None:
     """The group a request comes from, or None for a direct chat."""
     if channel in LOCAL_CHANNELS or not chat_id:
         return None
@@ -59,8 +61,9 @@ def cron_job_of(meta: Mapping[str, Any]) -> str | None:
     return job if isinstance(job, str) and job else "job"
 
 
-def session_key(agent: str | None, channel: str, group: str | None, sender_id: str | None,
-                cron_job: str | None) -> str:
+def session_key(
+    agent: str | None, channel: str, group: str | None, sender_id: str | None, cron_job: str | None
+) -> str:
     """The policyctl session key of a nanobot request, in the grammar policyctl reads (semantics
     7.10: the key is the authority on channel and group). nanobot's own keys
     (`telegram:12345`) say neither, so they are not handed on: one written from the same facts

@@ -204,7 +204,8 @@ class NanobotPolicy:
                 try:
                     refused = guard.refusal(registry, name, cast)
                 except Exception as exc:  # fail closed: a call policyctl cannot decide is refused
-                    refused = f"call of {name} refused: the policy could not decide it ({type(exc).__name__})"
+                    failure = type(exc).__name__
+                    refused = f"call of {name} refused: the policy could not decide it ({failure})"
                 if refused is not None:
                     return tool, cast, ToolResult.error(f"Error: {refused}")
                 return tool, cast, None
@@ -214,9 +215,9 @@ class NanobotPolicy:
                 setattr(registry, SUBAGENT_MARK, True)
                 return registry
 
-            ToolRegistry.get_definitions = get_definitions  # type: ignore[method-assign]
-            ToolRegistry.prepare_call = prepare_call  # type: ignore[method-assign]
-            SubagentManager._build_tools = build_tools  # type: ignore[method-assign]
+            ToolRegistry.get_definitions = get_definitions
+            ToolRegistry.prepare_call = prepare_call
+            SubagentManager._build_tools = build_tools
             self._installed = {
                 "defs": original_defs,
                 "prepare": original_prepare,
@@ -232,9 +233,9 @@ class NanobotPolicy:
         with _active_lock:
             if self not in _active:
                 return
-            ToolRegistry.get_definitions = self._installed["defs"]  # type: ignore[method-assign]
-            ToolRegistry.prepare_call = self._installed["prepare"]  # type: ignore[method-assign]
-            SubagentManager._build_tools = self._installed["build"]  # type: ignore[method-assign]
+            ToolRegistry.get_definitions = self._installed["defs"]
+            ToolRegistry.prepare_call = self._installed["prepare"]
+            SubagentManager._build_tools = self._installed["build"]
             _active.remove(self)
 
     def __enter__(self) -> NanobotPolicy:

@@ -31,7 +31,9 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def nanobot_config(tmp: Path, workspace: Path, api_base: str) -> Path:
     config = {
-        "agents": {"defaults": {"workspace": str(workspace), "model": "fake-model", "provider": "custom"}},
+        "agents": {
+            "defaults": {"workspace": str(workspace), "model": "fake-model", "provider": "custom"}
+        },
         "providers": {"custom": {"apiKey": "not-a-key", "apiBase": api_base}},
     }
     path = tmp / "config.json"

@@ -58,7 +58,10 @@ class Script:
             else:
                 self.unmatched.append(body)
                 turn = Turn()
-        message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.tool is None else None}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": turn.text if turn.tool is None else None,
+        }
         if turn.tool is not None:
             message["tool_calls"] = [
                 {
@@ -86,7 +89,10 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
                 if "tool_calls" in delta:
                     delta["tool_calls"] = [dict(c, index=0) for c in delta["tool_calls"]]
                 chunk = {
-                    "id": "fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                    "id": "fake",
+                    "object": "chat.completion.chunk",
+                    "created": 0,
+                    "model": model,
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
                 }
                 data = f"data: {json.dumps(chunk)}\n\ndata: [DONE]\n\n".encode()
@@ -95,7 +101,10 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
             else:
                 data = json.dumps(
                     {
-                        "id": "fake", "object": "chat.completion", "created": 0, "model": model,
+                        "id": "fake",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": model,
                         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                         "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                     }

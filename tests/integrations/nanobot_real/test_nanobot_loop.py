@@ -25,7 +25,9 @@ def run(tmp: Path, ws: Path, script: Script, message: str, **kw: object) -> str:
     return str(result.content)
 
 
-def test_removed_tools_are_never_offered(tmp_path: Path, workspace: Path, example_policy: Path) -> None:
+def test_removed_tools_are_never_offered(
+    tmp_path: Path, workspace: Path, example_policy: Path
+) -> None:
     main = Conversation(MAIN, [Turn(text="nothing to do")])
     with NanobotPolicy(example_policy, agent="main"):
         run(tmp_path, workspace, Script(main), MAIN)
@@ -40,7 +42,9 @@ def test_without_the_policy_nanobot_offers_them(tmp_path: Path, workspace: Path)
     assert {"web_fetch", "web_search", "send_session_message"} <= main.offered()
 
 
-def test_calls_are_decided_before_they_run(tmp_path: Path, workspace: Path, example_policy: Path) -> None:
+def test_calls_are_decided_before_they_run(
+    tmp_path: Path, workspace: Path, example_policy: Path
+) -> None:
     main = Conversation(
         MAIN,
         [
@@ -62,7 +66,7 @@ def test_calls_are_decided_before_they_run(tmp_path: Path, workspace: Path, exam
     assert "Exit code: 0" in results[0]
     assert 'call rule "exec(touch denied*)"' in results[1] and "denies it" in results[1]
     assert 'call rule "exec(rm *)"' in results[2]
-    assert 'write_file(**/.env)' in results[3]
+    assert "write_file(**/.env)" in results[3]
     assert "tool web_fetch is not available in this run" in results[4]
     assert "nanobot.yaml:" in results[4]  # full detail names the file and line
 
@@ -93,7 +97,9 @@ def test_ask_without_an_approver_is_refused_and_with_one_runs(
     assert [r.tool for r in seen] == ["exec"] and seen[0].arguments["command"] == "touch asked2.txt"
 
 
-def test_a_policyctl_failure_refuses_the_call(tmp_path: Path, workspace: Path, example_policy: Path) -> None:
+def test_a_policyctl_failure_refuses_the_call(
+    tmp_path: Path, workspace: Path, example_policy: Path
+) -> None:
     main = Conversation(MAIN, [Turn("exec", {"command": "touch boom.txt"}), Turn(text="ok")])
     guard = NanobotPolicy(example_policy)
 
@@ -119,7 +125,10 @@ def test_uninstall_restores_nanobot(example_policy: Path) -> None:
 def test_subagents_get_the_child_run_of_their_parent(
     tmp_path: Path, workspace: Path, example_policy: Path
 ) -> None:
-    main = Conversation(MAIN, [Turn("spawn", {"task": "SUB-TASK: make files", "wait": True}), Turn(text="main done")])
+    main = Conversation(
+        MAIN,
+        [Turn("spawn", {"task": "SUB-TASK: make files", "wait": True}), Turn(text="main done")],
+    )
     sub = Conversation(
         "SUB-TASK",
         [
@@ -149,7 +158,9 @@ def test_a_subagent_never_gets_more_than_its_parent(tmp_path: Path, workspace: P
     (tmp_path / catalog.name).write_text(catalog.read_text())
     policy = tmp_path / "narrow.yaml"
     policy.write_text(f"catalog: {catalog.name}\ntools:\n  allow: [spawn, read_file]\n")
-    main = Conversation(MAIN, [Turn("spawn", {"task": "SUB-TASK: x", "wait": True}), Turn(text="ok")])
+    main = Conversation(
+        MAIN, [Turn("spawn", {"task": "SUB-TASK: x", "wait": True}), Turn(text="ok")]
+    )
     sub = Conversation("SUB-TASK", [Turn("exec", {"command": "touch sub.txt"}), Turn(text="ok")])
     with NanobotPolicy(policy, agent="main"):
         run(tmp_path, workspace, Script(main, sub), MAIN)
