@@ -53,6 +53,7 @@ def test_calls_are_decided_before_they_run(
             Turn("exec", {"command": "echo x && rm -f allowed.txt"}),
             Turn("write_file", {"path": "conf/.env", "content": "SECRET=1"}),
             Turn("web_fetch", {"url": "https://example.org/"}),
+            Turn("write_file", {"path": "src/app.py", "content": "print(1)"}),
             Turn(text="finished"),
         ],
     )
@@ -62,13 +63,15 @@ def test_calls_are_decided_before_they_run(
     assert not (workspace / "denied.txt").exists()
     assert not (workspace / "conf" / ".env").exists()
     results = main.tool_results()
-    assert len(results) == 5
+    assert len(results) == 6
     assert "Exit code: 0" in results[0]
     assert 'call rule "exec(touch denied*)"' in results[1] and "denies it" in results[1]
     assert 'call rule "exec(rm *)"' in results[2]
     assert "write_file(**/.env)" in results[3]
     assert "tool web_fetch is not available in this run" in results[4]
     assert "nanobot.yaml:" in results[4]  # full detail names the file and line
+    # a relative path is anchored at the request's workspace, so an allowed write runs
+    assert (workspace / "src" / "app.py").read_text() == "print(1)"
 
 
 def test_ask_without_an_approver_is_refused_and_with_one_runs(
