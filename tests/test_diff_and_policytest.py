@@ -194,7 +194,19 @@ def test_matrix_is_a_product_of_what_the_file_mentions() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", ["team.test.yaml", "chatbot.test.yaml", "platform.test.toml"])
+SHIPPED_TESTS = sorted(p.name for p in EXAMPLES.glob("*.test.*"))
+
+
+def test_every_shipped_test_file_is_run() -> None:
+    assert {
+        "team.test.yaml",
+        "chatbot.test.yaml",
+        "platform.test.toml",
+        "nanobot.test.yaml",
+    } <= set(SHIPPED_TESTS)
+
+
+@pytest.mark.parametrize("name", SHIPPED_TESTS)
 def test_shipped_examples_pass_their_policy_tests(name: str) -> None:
     result = run_test_file(EXAMPLES / name)
     assert result.results and result.failed == 0, [r.failures for r in result.results]
