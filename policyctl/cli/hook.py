@@ -15,9 +15,14 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .common import add_context_flags, subcommand
+
+if TYPE_CHECKING:
+    from ..integrations.hosts.handler import HostReply
+    from ..integrations.hosts.protocols import Host
 
 HELP = "decide an agent host's tool call as its hook (Claude Code, Gemini CLI, Codex)"
 EXAMPLE = """examples:
@@ -97,9 +102,14 @@ def _decide_flags(p: argparse.ArgumentParser) -> None:
         help="refuse the call when no decision came within this many seconds",
     )
     p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where compiled policies are kept (default: ~/.cache/policyctl/hooks)",
+    )
+    p.add_argument(
         "--no-cache",
         action="store_true",
-        help="compile a policy file on every call instead of using the cache",
+        help="compile the policy on every call instead of reading the cache",
     )
     add_context_flags(p)
 
@@ -113,19 +123,16 @@ def _alarm(_signum: int, _frame: Any) -> None:
 
 
 def run_hook(args: argparse.Namespace) -> int:
+    from ..integrations.hosts.handler import failure
     from ..integrations.hosts.protocols import HOSTS
 
     host = HOSTS[args.host]
     try:
         reply = _decide(args, host)
     except _TimedOut:
-        from ..integrations.hosts.handler import failure
-
-        reply = failure(host, f"no decision within {args.timeout:g} s (--timeout)")
+        reply = failure(host, "PC184", f"no decision within {args.timeout:g} s (--timeout)")
     except BaseException as exc:  # a crash must refuse, never let the call pass
-        from ..integrations.hosts.handler import failure
-
-        reply = failure(host, f"policyctl failed ({type(exc).__name__}: {exc})")
+        reply = failure(host, "PC185", f"{type(exc).__name__}: {exc}")
     finally:
         _stop_alarm()
     sys.stdout.write(reply.stdout)
@@ -150,10 +157,10 @@ def _stop_alarm() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _decide(args: argparse.Namespace, host: Any) -> Any:
+def _decide(args: argparse.Namespace, host: Host) -> HostReply:
     from ..integrations.hosts.decisionlog import append_record
     from ..integrations.hosts.handler import HostOptions, failure, handle
-    from ..integrations.hosts.policyfile import PolicyUnreadable, load_for_hook
+    from ..integrations.hosts.policyfile import PolicyUnreadable, default_cache_dir, load_for_hook
     from .common import context_from_args
 
     _start_alarm(args.timeout)
@@ -161,17 +168,23 @@ def _decide(args: argparse.Namespace, host: Any) -> Any:
     event = None
     try:
         if len(raw) > MAX_PAYLOAD_BYTES:
-            return failure(host, f"the hook payload is larger than {MAX_PAYLOAD_BYTES} bytes")
+            return failure(
+                host, "PC180", f"the hook payload is larger than {MAX_PAYLOAD_BYTES} bytes"
+            )
         try:
             payload = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return failure(host, f"the hook payload is not JSON ({exc})")
+        except UnicodeDecodeError as exc:
+            return failure(host, "PC180", f"the hook payload is not UTF-8 (byte {exc.start})")
+        except json.JSONDecodeError as exc:
+            where = f"<stdin>:{exc.lineno}:{exc.colno}"
+            return failure(host, "PC180", f"{where}: the hook payload is not JSON: {exc.msg}")
         if isinstance(payload, dict) and isinstance(payload.get("hook_event_name"), str):
             event = payload["hook_event_name"]
         try:
-            loaded = load_for_hook(args.policy, cache=not args.no_cache)
+            cache = None if args.no_cache else Path(args.cache_dir or default_cache_dir())
+            loaded = load_for_hook(args.policy, cache)
         except PolicyUnreadable as exc:
-            return failure(host, str(exc), event)
+            return failure(host, "PC183", str(exc), event)
         options = HostOptions(
             host,
             context_from_args(args),
@@ -188,7 +201,7 @@ def _decide(args: argparse.Namespace, host: Any) -> Any:
         if problem is not None and reply.exit_code == 0 and reply.record.get("verdict") != "deny":
             # an audit log that cannot be written refuses the call: a logging failure may
             # turn an allow into a deny, never a deny into an allow
-            return failure(host, problem, event)
+            return failure(host, "PC186", problem, event)
     return reply
 
 
