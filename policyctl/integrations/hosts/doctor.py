@@ -72,11 +72,9 @@ def _matches(matcher: Any, host: Host, name: str) -> bool:
 def host_tool_names(host: Host) -> list[str]:
     """The names the host reports, as it spells them: the built-in catalog's tool ids and
     alias names (older names of renamed tools), and an MCP tool's name."""
-    import tomllib
+    from ...catalog.load import builtin_catalog_file
 
-    from ...catalog.model import data_dir
-
-    data = tomllib.loads((data_dir("profiles") / f"{host.catalog}.toml").read_text("utf-8"))
+    data = builtin_catalog_file(host.catalog)
     names = [row["id"] for row in data.get("tools", [])]
     names += list(data.get("aliases", {}))
     return [*names, f"{host.mcp_prefix}server{host.mcp_separator}tool"]

@@ -79,7 +79,7 @@ def merged(settings: Any, host: Host, command: str, timeout: float) -> dict[str,
     """`settings` with policyctl's entries in place (a new object; the input is not changed)."""
     if not isinstance(settings, dict):
         raise SettingsError("the settings file must hold a JSON object")
-    out = json.loads(json.dumps(settings))  # a deep copy, as plain JSON values
+    out: dict[str, Any] = json.loads(json.dumps(settings))  # a deep copy, as plain JSON
     hooks = out.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise SettingsError('"hooks" must be a JSON object of events')
