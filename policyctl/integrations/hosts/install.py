@@ -53,16 +53,19 @@ def settings_path(host: Host, scope: str, explicit: str | None = None) -> Path:
     return Path(host.project_settings)
 
 
-def hook_command(host: Host, policy: str, command: str | None, timeout: float) -> str:
+def hook_command(
+    host: Host, policy: str, command: str | None, timeout: float, warm: bool = True
+) -> str:
     """The command line the host runs: policyctl found on PATH (else this interpreter with
-    `-m policyctl`), the host, the policy's absolute path, and a timeout below the host's."""
+    `-m policyctl`), the host, the policy's absolute path, a timeout below the host's, and
+    `--warm` (a helper process keeps the policy in memory between calls) unless not wanted."""
     if command is None:
         found = shutil.which("policyctl")
         command = shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m policyctl"
     inner = max(1.0, timeout - 1)  # refuse (PC184) before the host gives up and proceeds
     return (
         f"{command} hook {host.name} --policy {shlex.quote(os.path.abspath(policy))} "
-        f"--timeout {inner:g}"
+        f"--timeout {inner:g}" + (" --warm" if warm else "")
     )
 
 
@@ -151,6 +154,7 @@ def install(
     dry_run: bool,
     timeout: float,
     command: str | None,
+    warm: bool = True,
 ) -> int:
     host = HOSTS[host_name]
     path = settings_path(host, scope, settings)
@@ -159,7 +163,8 @@ def install(
         return 2
     try:
         before_text, before = _read(path)
-        after = merged(before, host, hook_command(host, policy, command, timeout), timeout)
+        line = hook_command(host, policy, command, timeout, warm)
+        after = merged(before, host, line, timeout)
     except SettingsError as exc:
         where = f"{path}:{exc.where}" if exc.where else str(path)
         print(f"{where}: PC370 host settings unreadable: {exc}", file=sys.stderr)

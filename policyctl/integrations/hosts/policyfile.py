@@ -25,7 +25,8 @@ import pickle
 import stat
 import sys
 import types
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +47,10 @@ class LoadedPolicy:
     policy: CompiledPolicy
     #: what the decision log records as the policy's revision: the SHA-256 of its file
     revision: str
-    #: whether it came from the cache (for tests and `--verbose` timing)
+    #: whether it came from the cache
     cached: bool = False
+    #: every file the compile read (absolute path -> SHA-256), to tell when it is stale
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 def default_cache_dir() -> Path:
@@ -64,16 +67,16 @@ def load_for_hook(path: str, cache_dir: Path | None = None) -> LoadedPolicy:
         raise PolicyUnreadable(f"the policy {path} cannot be read: {exc.strerror}") from None
     revision = "sha256:" + hashlib.sha256(raw).hexdigest()
     key = _key(path, raw)
-    usable = cache_dir is not None and _private_dir(cache_dir)
+    usable = cache_dir is not None and private_dir(cache_dir)
     entry = cache_dir / f"{key}.pickle" if usable and cache_dir is not None else None
     if entry is not None:
         found = _read_entry(entry)
         if found is not None:
-            return LoadedPolicy(found, revision, cached=True)
+            return LoadedPolicy(found[0], revision, cached=True, files=found[1])
     policy, files = _compile(path)
     if entry is not None:
         _write_entry(entry, policy, files)
-    return LoadedPolicy(policy, revision)
+    return LoadedPolicy(policy, revision, files=files)
 
 
 def _key(path: str, raw: bytes) -> str:
@@ -86,7 +89,7 @@ def _key(path: str, raw: bytes) -> str:
     digest.update(hashlib.sha256(raw).digest())
     key_file = bundle_key_file()
     if key_file is not None:  # a bundle verified under one key is not verified under another
-        digest.update(b"key\0" + _file_digest(Path(key_file)).encode())
+        digest.update(b"key\0" + file_digest(Path(key_file)).encode())
     # the loader's limits come from POLICYCTL_* variables: a policy compiled under looser
     # limits must not be served under stricter ones
     for name in sorted(n for n in os.environ if n.startswith("POLICYCTL_")):
@@ -109,7 +112,7 @@ def _compile(path: str) -> tuple[CompiledPolicy, dict[str, str]]:
             from ...compile.bundle import load_bundle
 
             policy = load_bundle(path)
-            seen[os.path.abspath(path)] = _file_digest(Path(path))
+            seen[os.path.abspath(path)] = file_digest(Path(path))
             return policy, seen
         limits = default_limits()
 
@@ -133,14 +136,14 @@ def _compile(path: str) -> tuple[CompiledPolicy, dict[str, str]]:
         raise PolicyUnreadable(f"the policy {path} cannot be read: {exc.strerror}") from None
 
 
-def _file_digest(path: Path) -> str:
+def file_digest(path: Path | str) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
     except OSError:
         return _MISSING
 
 
-def _private_dir(directory: Path) -> bool:
+def private_dir(directory: Path) -> bool:
     """Create the directory (0700) if needed; usable only when it is ours and private."""
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -180,7 +183,7 @@ def _write_entry(entry: Path, policy: CompiledPolicy, files: dict[str, str]) -> 
             temporary.unlink()
 
 
-def _read_entry(entry: Path) -> CompiledPolicy | None:
+def _read_entry(entry: Path) -> tuple[CompiledPolicy, dict[str, str]] | None:
     try:
         info = entry.lstat()
         if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
@@ -194,6 +197,6 @@ def _read_entry(entry: Path) -> CompiledPolicy | None:
     if tag != CACHE_FORMAT or not isinstance(files, dict):
         return None
     for file, digest in files.items():
-        if _file_digest(Path(file)) != digest:
+        if file_digest(file) != digest:
             return None  # a file the compile read has changed since
-    return policy  # type: ignore[no-any-return]
+    return policy, files
