@@ -85,6 +85,10 @@ def answer_warm(argv: list[str]) -> int | None:
         timeout = float(_flag(argv, "--timeout") or 10.0)
     except ValueError:
         return None  # argparse reports the flag
+    with contextlib.suppress(OSError):
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+    if not _ours(cache_dir, directory=True):
+        return None  # a directory others can reach: its socket could answer anything
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(min(timeout, 1.0))
@@ -93,6 +97,9 @@ def answer_warm(argv: list[str]) -> int | None:
         conn.close()
         _start_helper(cache_dir, path)
         return None
+    if not (_ours(path, directory=False) and _peer_is_us(conn)):
+        conn.close()
+        return None  # not our helper: decide in-process
     request = {"argv": argv, "cwd": os.getcwd(), "stdin": raw.decode("latin-1")}
     try:
         conn.settimeout(timeout)
@@ -112,6 +119,21 @@ def answer_warm(argv: list[str]) -> int | None:
     sys.stdout.flush()
     sys.stderr.write(stderr)
     return code
+
+
+def _ours(path: str, *, directory: bool) -> bool:
+    """Whether `path` is this user's own: a private directory, or a socket it made."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if info.st_uid != os.getuid():
+        return False
+    if directory:
+        return stat.S_ISDIR(info.st_mode) and not info.st_mode & 0o077
+    return stat.S_ISSOCK(info.st_mode)
 
 
 def _refuse(host: str, code: str, problem: str) -> int:
@@ -214,6 +236,7 @@ def serve(path: str, idle: float) -> int:
 
 
 def _peer_is_us(conn: socket.socket) -> bool:
+    """Whether the process at the other end runs as this user (both sides ask)."""
     import struct
 
     option = getattr(socket, "SO_PEERCRED", None)

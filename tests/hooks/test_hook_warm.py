@@ -116,3 +116,20 @@ def test_a_helper_that_does_not_answer_is_a_refusal(cache: Path) -> None:
         mute.close()
     assert run.exit_code == 2 and "PC184" in run.stderr
     assert run.reply["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_a_socket_in_a_directory_others_can_reach_is_never_asked(cache: Path) -> None:
+    """Anyone who can write there could plant a socket that answers "allow"."""
+    cache.mkdir(mode=0o755)
+    os.chmod(cache, 0o755)
+    path = _socket_in(cache, hook_env())
+    mute = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    mute.bind(path)
+    mute.listen(4)
+    try:
+        argv = ["claude-code", "--policy", "examples/hosts-team.yaml", "--cache-dir", str(cache)]
+        run = run_hook([*argv, "--warm", "--timeout", "5"], CALL)
+    finally:
+        mute.close()
+    assert run.exit_code == 0, run
+    assert run.reply["hookSpecificOutput"]["permissionDecision"] == "ask"
