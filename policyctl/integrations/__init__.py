@@ -1,0 +1,8 @@
+"""Integrations: policyctl's decisions delivered to agent hosts that policyctl does not run.
+
+hosts/  the hook protocols of Claude Code, Gemini CLI and Codex: one pure handler (payload +
+        policy -> the host's reply) that `policyctl hook` runs per call and a server can serve
+
+An integration is a consumer of the pipeline, like the runtime and the CLI: it imports the
+stages below it and never the runtime (whose package start-up would cost every hook call).
+"""
