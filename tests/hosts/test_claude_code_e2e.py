@@ -1,9 +1,10 @@
-"""Claude Code (pinned in tests/hosts/npm) runs its PreToolUse hook and obeys it, offline.
+"""Claude Code (pinned in tests/hosts/npm) runs ``policyctl hook claude-code``, offline, and obeys.
 
 ``claude -p`` talks to a loopback fake of the Messages API that asks for one tool call; the
-hook's answer decides whether the call runs. In ``-p`` mode nobody can answer a prompt, so
-``ask`` (from the hook, or from the host's own permission rules) refuses the call, and a hook
-``allow`` does not loosen the host's own ``deny``/``ask`` rules.
+PreToolUse hook (policyctl, under tests/hosts/policies/claude-code.yaml) decides whether it
+runs. In ``-p`` mode nobody can answer a prompt, so ``ask`` (from the hook, or from the host's
+own permission rules) refuses the call, and a hook ``allow`` does not loosen the host's own
+``deny``/``ask`` rules.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HookCommand, decisions
 from host_drivers import run_claude
 from host_records import check_record
 
@@ -23,41 +25,21 @@ class Case:
     name: str
     tool: str
     input: dict[str, Any]  # "{work}" stands for the run's working directory
-    answered: str | None  # the hook's permissionDecision (None: no decision printed)
+    verdict: str | None  # policyctl's verdict (None: the stand-in hook printed nothing)
     creates: str  # the file the call makes if it runs
     runs: bool
     model_sees: str  # part of the tool result sent back to the model
-    permissions: dict[str, Any] = field(default_factory=dict)
+    permissions: dict[str, Any] = field(default_factory=dict)  # the host's own rules
+
+
+def _bash(command: str) -> dict[str, Any]:
+    return {"command": command, "description": "make a file"}
 
 
 CASES = [
-    Case(
-        "deny-bash",
-        "Bash",
-        {"command": "touch denied1", "description": "t"},
-        "deny",
-        "denied1",
-        False,
-        "deny by the stand-in hook",
-    ),
-    Case(
-        "allow-bash",
-        "Bash",
-        {"command": "touch allowed1", "description": "t"},
-        "allow",
-        "allowed1",
-        True,
-        "completed",
-    ),
-    Case(
-        "ask-bash",
-        "Bash",
-        {"command": "touch asked1", "description": "t"},
-        "ask",
-        "asked1",
-        False,
-        "ask by the stand-in hook",
-    ),
+    Case("deny-bash", "Bash", _bash("touch denied1"), "deny", "denied1", False, "call refused"),
+    Case("allow-bash", "Bash", _bash("touch allowed1"), "allow", "allowed1", True, "completed"),
+    Case("ask-bash", "Bash", _bash("touch asked1"), "ask", "asked1", False, "needs approval"),
     Case(
         "deny-write",
         "Write",
@@ -65,7 +47,7 @@ CASES = [
         "deny",
         "denied.txt",
         False,
-        "deny by the stand-in hook",
+        "call refused",
     ),
     Case(
         "allow-write",
@@ -76,21 +58,11 @@ CASES = [
         True,
         "File created",
     ),
-    # No decision: the host's own permission check runs, and -p cannot ask, so it refuses.
-    Case(
-        "silent-bash",
-        "Bash",
-        {"command": "touch plain1", "description": "t"},
-        None,
-        "plain1",
-        False,
-        "needs approval",
-    ),
     # A hook allow cannot loosen the host's own rules: its deny and its ask still hold.
     Case(
         "allow-vs-host-deny",
         "Bash",
-        {"command": "touch allowed2", "description": "t"},
+        _bash("touch allowed2"),
         "allow",
         "allowed2",
         False,
@@ -100,24 +72,27 @@ CASES = [
     Case(
         "allow-vs-host-ask",
         "Bash",
-        {"command": "touch allowed3", "description": "t"},
+        _bash("touch allowed3"),
         "allow",
         "allowed3",
         False,
         "haven't granted",
         {"ask": ["Bash(touch allowed*)"]},
     ),
-    # A hook ask is not loosened by the host's allow rule either.
+    # ... and the host's allow rule does not loosen a hook's ask.
     Case(
         "ask-vs-host-allow",
         "Bash",
-        {"command": "touch asked2", "description": "t"},
+        _bash("touch asked2"),
         "ask",
         "asked2",
         False,
-        "ask by the stand-in hook",
+        "needs approval",
         {"allow": ["Bash(touch asked*)"]},
     ),
+    # A hook that says nothing leaves the host's own check, which cannot ask in -p: refused.
+    # So an allowed call runs only because policyctl answers `allow`.
+    Case("silent-bash", "Bash", _bash("touch plain1"), None, "plain1", False, "needs approval"),
 ]
 
 
@@ -128,16 +103,25 @@ def _fill(value: Any, work: Path) -> Any:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_claude_code_obeys_the_hook(case: Case, tmp_path: Path, hook_command: Any) -> None:
+def test_claude_code_obeys_the_hook(
+    case: Case,
+    tmp_path: Path,
+    hook_command: HookCommand,
+    standin_command: HookCommand,
+    decision_log: Path,
+) -> None:
     tool_input = _fill(case.input, tmp_path / "work")
-    run = run_claude(tmp_path, hook_command("claude-code"), case.tool, tool_input, case.permissions)
+    hook = hook_command if case.verdict else standin_command
+    run = run_claude(tmp_path, hook("claude-code"), case.tool, tool_input, case.permissions)
     assert run.returncode == 0, run.stderr
-    # The hook really ran, on this call, and said what the case expects.
+    # The hook really ran, on this call, and answered with policyctl's verdict.
     [exchange] = run.exchanges
     assert exchange["stdin"]["tool_name"] == case.tool
     assert exchange["stdin"]["tool_input"] == tool_input
     said = json.loads(exchange["stdout"]) if exchange["stdout"].strip() else {}
-    assert said.get("hookSpecificOutput", {}).get("permissionDecision") == case.answered
+    assert said.get("hookSpecificOutput", {}).get("permissionDecision") == case.verdict
+    logged = [(d["hostTool"], d["verdict"]) for d in decisions(decision_log)]
+    assert logged == ([(case.tool, case.verdict)] if case.verdict else [])
     # The decision held: the file exists exactly when the call ran.
     assert (run.workdir / case.creates).exists() is case.runs
     [seen] = run.model_saw

@@ -1,9 +1,10 @@
-"""Codex CLI (pinned in tests/hosts/npm) runs its PreToolUse hook, offline; only ``deny`` holds.
+"""Codex CLI (pinned in tests/hosts/npm) runs ``policyctl hook codex`` and obeys it, offline.
 
-``codex exec`` talks to a loopback fake of the Responses API through a custom model provider.
-Codex accepts ``deny`` from a PreToolUse hook; it rejects a bare ``allow`` and every ``ask`` as
-unsupported, marks the hook failed and runs the call anyway (fails open), so policyctl's Codex
-adapter must answer ``ask`` with ``deny``.
+``codex exec`` talks to a loopback fake of the Responses API through a custom model provider;
+the PreToolUse hook is policyctl under tests/hosts/policies/codex.yaml. Codex accepts ``deny``
+from a PreToolUse hook; it rejects a bare ``allow`` and every ``ask`` as unsupported, marks the
+hook failed and runs the call anyway (fails open). So policyctl answers ``allow`` with silence
+and ``ask`` with ``deny``; the stand-in cases show why.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from conftest import HookCommand, decisions
 from fake_responses import Call
 from host_drivers import run_codex
 from host_records import check_record
@@ -25,79 +26,118 @@ PATCH = "*** Begin Patch\n*** Add File: {name}\n+x\n*** End Patch\n"
 class Case:
     name: str
     call: Call
-    answered: str | None  # the hook's permissionDecision (None: no decision printed)
+    verdict: str | None  # policyctl's verdict (None: the stand-in hook answers instead)
+    answered: str | None  # the permissionDecision the host got (None: nothing printed)
     creates: str
     runs: bool
     hook_status: str  # how Codex reports the hook on stderr: Blocked, Failed or Completed
     model_sees: str
 
 
+def _shell(command: str) -> Call:
+    return Call("exec_command", {"cmd": command})
+
+
+def _patch(name: str) -> Call:
+    return Call("apply_patch", text=PATCH.format(name=name))
+
+
 CASES = [
     Case(
         "deny-shell",
-        Call("exec_command", {"cmd": "touch denied1"}),
+        _shell("touch denied1"),
+        "deny",
         "deny",
         "denied1",
         False,
         "Blocked",
-        "Command blocked by PreToolUse hook: deny by the stand-in hook",
+        "Command blocked by PreToolUse hook: policyctl: call refused",
     ),
     Case(
         "allow-shell",
-        Call("exec_command", {"cmd": "touch allowed1"}),
+        _shell("touch allowed1"),
         "allow",
-        "allowed1",
-        True,
-        "Failed",
-        "Process exited with code 0",
-    ),
-    Case(
-        "ask-shell",
-        Call("exec_command", {"cmd": "touch asked1"}),
-        "ask",
-        "asked1",
-        True,
-        "Failed",
-        "Process exited with code 0",
-    ),
-    Case(
-        "silent-shell",
-        Call("exec_command", {"cmd": "touch plain1"}),
         None,
-        "plain1",
+        "allowed1",
         True,
         "Completed",
         "Process exited with code 0",
     ),
     Case(
+        "ask-shell",
+        _shell("touch asked1"),
+        "ask",
+        "deny",
+        "asked1",
+        False,
+        "Blocked",
+        "needs approval",
+    ),
+    Case(
         "deny-patch",
-        Call("apply_patch", text=PATCH.format(name="denied.txt")),
+        _patch("denied.txt"),
+        "deny",
         "deny",
         "denied.txt",
         False,
         "Blocked",
-        "Command blocked by PreToolUse hook",
+        "Command blocked by PreToolUse hook: policyctl: call refused",
     ),
     Case(
         "allow-patch",
-        Call("apply_patch", text=PATCH.format(name="allowed.txt")),
+        _patch("allowed.txt"),
         "allow",
+        None,
         "allowed.txt",
         True,
-        "Failed",
+        "Completed",
         "Success",
+    ),
+    # Why policyctl never prints allow or ask for Codex: the host rejects both as unsupported,
+    # marks the hook failed and runs the call.
+    Case(
+        "standin-allow-shell",
+        _shell("touch allowed2"),
+        None,
+        "allow",
+        "allowed2",
+        True,
+        "Failed",
+        "Process exited with code 0",
+    ),
+    Case(
+        "standin-ask-shell",
+        _shell("touch asked2"),
+        None,
+        "ask",
+        "asked2",
+        True,
+        "Failed",
+        "Process exited with code 0",
     ),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_codex_obeys_only_deny(case: Case, tmp_path: Path, hook_command: Any) -> None:
-    run = run_codex(tmp_path, hook_command("codex"), case.call)
+def test_codex_obeys_the_hook(
+    case: Case,
+    tmp_path: Path,
+    hook_command: HookCommand,
+    standin_command: HookCommand,
+    decision_log: Path,
+) -> None:
+    hook = hook_command if case.verdict else standin_command
+    run = run_codex(tmp_path, hook("codex"), case.call)
     assert run.returncode == 0, run.stderr
+    # The hook really ran, on this call, and answered what the case expects.
     [exchange] = run.exchanges
     assert exchange["stdin"]["hook_event_name"] == "PreToolUse"
+    assert exchange["stdin"]["tool_name"] == ("Bash" if case.call.text is None else "apply_patch")
     said = json.loads(exchange["stdout"]) if exchange["stdout"].strip() else {}
     assert said.get("hookSpecificOutput", {}).get("permissionDecision") == case.answered
+    logged = [d["verdict"] for d in decisions(decision_log)]
+    assert logged == ([case.verdict] if case.verdict else [])
+    # The decision held: the file exists exactly when the call ran.
     assert (run.workdir / case.creates).exists() is case.runs
     statuses = [
         line.split()[-1] for line in run.stderr.splitlines() if line.startswith("hook: PreToolUse ")
