@@ -255,6 +255,7 @@ def run_codex(
     hook: list[str],
     call: Call,
     timeout: float = RUN_TIMEOUT,
+    trust_hooks: bool = True,
 ) -> HostRun:
     """``codex exec`` whose model makes ``call`` once, against a loopback Responses API."""
     home, work, log = _dirs(tmp)
@@ -276,7 +277,7 @@ def run_codex(
             str(host_binary("codex")),
             "exec",
             "--skip-git-repo-check",
-            "--dangerously-bypass-hook-trust",
+            *(["--dangerously-bypass-hook-trust"] if trust_hooks else []),
             "--sandbox",
             "danger-full-access",
             "Run the tool.",

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HookCommand, decisions
 from host_drivers import run_claude
+from host_hooks import decisions, policyctl_hook, standin_hook
 from host_records import check_record
 
 
@@ -103,16 +103,10 @@ def _fill(value: Any, work: Path) -> Any:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_claude_code_obeys_the_hook(
-    case: Case,
-    tmp_path: Path,
-    hook_command: HookCommand,
-    standin_command: HookCommand,
-    decision_log: Path,
-) -> None:
+def test_claude_code_obeys_the_hook(case: Case, tmp_path: Path) -> None:
     tool_input = _fill(case.input, tmp_path / "work")
-    hook = hook_command if case.verdict else standin_command
-    run = run_claude(tmp_path, hook("claude-code"), case.tool, tool_input, case.permissions)
+    hook = policyctl_hook("claude-code", tmp_path) if case.verdict else standin_hook("claude-code")
+    run = run_claude(tmp_path, hook, case.tool, tool_input, case.permissions)
     assert run.returncode == 0, run.stderr
     # The hook really ran, on this call, and answered with policyctl's verdict.
     [exchange] = run.exchanges
@@ -120,7 +114,7 @@ def test_claude_code_obeys_the_hook(
     assert exchange["stdin"]["tool_input"] == tool_input
     said = json.loads(exchange["stdout"]) if exchange["stdout"].strip() else {}
     assert said.get("hookSpecificOutput", {}).get("permissionDecision") == case.verdict
-    logged = [(d["hostTool"], d["verdict"]) for d in decisions(decision_log)]
+    logged = [(d["hostTool"], d["verdict"]) for d in decisions(tmp_path)]
     assert logged == ([(case.tool, case.verdict)] if case.verdict else [])
     # The decision held: the file exists exactly when the call ran.
     assert (run.workdir / case.creates).exists() is case.runs

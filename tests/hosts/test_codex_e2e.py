@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import HookCommand, decisions
 from fake_responses import Call
 from host_drivers import run_codex
+from host_hooks import decisions, policyctl_hook, standin_hook
 from host_records import check_record
 
 PATCH = "*** Begin Patch\n*** Add File: {name}\n+x\n*** End Patch\n"
@@ -119,15 +119,9 @@ CASES = [
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_codex_obeys_the_hook(
-    case: Case,
-    tmp_path: Path,
-    hook_command: HookCommand,
-    standin_command: HookCommand,
-    decision_log: Path,
-) -> None:
-    hook = hook_command if case.verdict else standin_command
-    run = run_codex(tmp_path, hook("codex"), case.call)
+def test_codex_obeys_the_hook(case: Case, tmp_path: Path) -> None:
+    hook = policyctl_hook("codex", tmp_path) if case.verdict else standin_hook("codex")
+    run = run_codex(tmp_path, hook, case.call)
     assert run.returncode == 0, run.stderr
     # The hook really ran, on this call, and answered what the case expects.
     [exchange] = run.exchanges
@@ -135,7 +129,7 @@ def test_codex_obeys_the_hook(
     assert exchange["stdin"]["tool_name"] == ("Bash" if case.call.text is None else "apply_patch")
     said = json.loads(exchange["stdout"]) if exchange["stdout"].strip() else {}
     assert said.get("hookSpecificOutput", {}).get("permissionDecision") == case.answered
-    logged = [d["verdict"] for d in decisions(decision_log)]
+    logged = [d["verdict"] for d in decisions(tmp_path)]
     assert logged == ([case.verdict] if case.verdict else [])
     # The decision held: the file exists exactly when the call ran.
     assert (run.workdir / case.creates).exists() is case.runs
@@ -153,3 +147,15 @@ def test_codex_obeys_the_hook(
         {"ran": case.runs, "hook_status": case.hook_status},
         tmp_path,
     )
+
+
+def test_codex_skips_an_untrusted_hook_without_a_word(tmp_path: Path) -> None:
+    """A hook nobody trusted in Codex's /hooks screen is not run, and ``codex exec`` says
+    nothing about it: the denied call runs. Installing the hook is not enough for Codex."""
+    run = run_codex(
+        tmp_path, policyctl_hook("codex", tmp_path), _shell("touch denied1"), trust_hooks=False
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.exchanges == [] and decisions(tmp_path) == []
+    assert "hook" not in run.stderr.lower()
+    assert (run.workdir / "denied1").exists()

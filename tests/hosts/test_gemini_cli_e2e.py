@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HookCommand, decisions
 from host_drivers import run_gemini
+from host_hooks import decisions, policyctl_hook, standin_hook
 from host_records import check_record
 
 # Long enough for a loaded two-core machine to reach the hook (a normal run takes ~2 s).
@@ -101,16 +101,10 @@ def _answer(exchange: dict[str, Any]) -> str | None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_gemini_cli_obeys_the_hook(
-    case: Case,
-    tmp_path: Path,
-    hook_command: HookCommand,
-    standin_command: HookCommand,
-    decision_log: Path,
-) -> None:
+def test_gemini_cli_obeys_the_hook(case: Case, tmp_path: Path) -> None:
     args = _fill(case.args, tmp_path / "work")
-    hook = hook_command if case.verdict else standin_command
-    run = run_gemini(tmp_path, hook("gemini-cli"), case.tool, args, case.mode)
+    hook = policyctl_hook("gemini-cli", tmp_path) if case.verdict else standin_hook("gemini-cli")
+    run = run_gemini(tmp_path, hook, case.tool, args, case.mode)
     assert run.returncode == 0, run.stderr
     # The hook really ran, on this call, and answered with policyctl's verdict.
     [exchange] = run.exchanges
@@ -118,7 +112,7 @@ def test_gemini_cli_obeys_the_hook(
     assert exchange["stdin"]["tool_name"] == case.tool
     assert exchange["stdin"]["tool_input"] == args
     assert _answer(exchange) == case.verdict
-    logged = [(d["hostTool"], d["verdict"]) for d in decisions(decision_log)]
+    logged = [(d["hostTool"], d["verdict"]) for d in decisions(tmp_path)]
     assert logged == ([(case.tool, case.verdict)] if case.verdict else [])
     # The decision held: the file exists exactly when the call ran, and the host counted it so.
     assert (run.workdir / case.creates).exists() is case.runs
@@ -136,18 +130,21 @@ def test_gemini_cli_obeys_the_hook(
     )
 
 
-def test_gemini_cli_headless_ask_waits_and_the_call_does_not_run(
-    tmp_path: Path, hook_command: HookCommand, decision_log: Path
-) -> None:
+def test_gemini_cli_headless_ask_waits_and_the_call_does_not_run(tmp_path: Path) -> None:
     """Gemini CLI honours a hook's ``ask`` by asking; a headless run has no one to ask and
     waits (observed for over 200 s), so the call never runs and neither does the rest."""
     args = {"command": "touch asked1"}
     run = run_gemini(
-        tmp_path, hook_command("gemini-cli"), "run_shell_command", args, "--yolo", timeout=ASK_WAIT
+        tmp_path,
+        policyctl_hook("gemini-cli", tmp_path),
+        "run_shell_command",
+        args,
+        "--yolo",
+        timeout=ASK_WAIT,
     )
     [exchange] = run.exchanges
     assert _answer(exchange) == "ask"
-    assert [d["verdict"] for d in decisions(decision_log)] == ["ask"]
+    assert [d["verdict"] for d in decisions(tmp_path)] == ["ask"]
     assert run.timed_out, f"the run ended ({run.returncode}): {run.stderr[-2000:]}"
     assert not (run.workdir / "asked1").exists()
     check_record(
