@@ -31,9 +31,10 @@ class ToolUse:
 class FakeAnthropic:
     script: list[ToolUse] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0  # 0: any free port
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -51,15 +52,7 @@ class FakeAnthropic:
 
     def tool_results(self) -> list[dict[str, Any]]:
         """The ``tool_result`` blocks of the last main-conversation request."""
-        main = [r for r in self.requests if _is_main(r, self.script)]
-        if not main:
-            return []
-        return [
-            b
-            for m in main[-1].get("messages", [])
-            for b in _blocks(m)
-            if b.get("type") == "tool_result"
-        ]
+        return tool_results(self.requests, self.script)
 
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The content blocks to answer ``body`` with."""
@@ -82,6 +75,15 @@ class FakeAnthropic:
                 }
             ]
         return [{"type": "text", "text": FINAL_TEXT}]
+
+
+def tool_results(requests: list[dict[str, Any]], script: list[ToolUse]) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks of the last main-conversation request among ``requests``."""
+    main = [r for r in requests if _is_main(r, script)]
+    if not main:
+        return []
+    messages = main[-1].get("messages", [])
+    return [b for m in messages for b in _blocks(m) if b.get("type") == "tool_result"]
 
 
 def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:

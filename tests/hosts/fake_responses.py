@@ -32,9 +32,10 @@ class Call:
 class FakeResponses:
     script: list[Call] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0  # 0: any free port
 
     def __post_init__(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), _handler_for(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -52,13 +53,7 @@ class FakeResponses:
 
     def tool_outputs(self) -> list[dict[str, Any]]:
         """The tool outputs the last request sent back to the model."""
-        if not self.requests:
-            return []
-        return [
-            i
-            for i in self.requests[-1].get("input", [])
-            if isinstance(i, dict) and i.get("type") in _OUTPUT_TYPES
-        ]
+        return tool_outputs(self.requests)
 
     def offered_tools(self) -> list[str]:
         first = self.requests[0] if self.requests else {}
@@ -92,6 +87,12 @@ class FakeResponses:
             "arguments": json.dumps(step.arguments or {}),
             "status": "completed",
         }
+
+
+def tool_outputs(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tool outputs the last of ``requests`` sent back to the model."""
+    items = requests[-1].get("input", []) if requests else []
+    return [i for i in items if isinstance(i, dict) and i.get("type") in _OUTPUT_TYPES]
 
 
 def _events(item: dict[str, Any]) -> Iterator[dict[str, Any]]:
