@@ -15,9 +15,17 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .common import add_context_flags, subcommand
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..integrations.hosts.handler import HostReply
+    from ..integrations.hosts.policyfile import LoadedPolicy
+    from ..integrations.hosts.protocols import Host
 
 HELP = "decide an agent host's tool call as its hook (Claude Code, Gemini CLI, Codex)"
 EXAMPLE = """examples:
@@ -51,6 +59,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         dest="hook_command",
         metavar="CMD",
         help="how the host starts policyctl (default: policyctl)",
+    )
+    i.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="leave --warm out of the command (every call then starts the engine afresh)",
     )
     i.set_defaults(run=run_install)
     d = hosts.add_parser("doctor", help="check that the installed hook fires for every tool")
@@ -97,9 +110,21 @@ def _decide_flags(p: argparse.ArgumentParser) -> None:
         help="refuse the call when no decision came within this many seconds",
     )
     p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="where compiled policies are kept (default: ~/.cache/policyctl/hooks)",
+    )
+    p.add_argument(
+        "--warm",
+        action="store_true",
+        help="ask a warm helper process that keeps the policy in memory (started by the first "
+        "call, it exits after 5 idle minutes): a call then costs little more than Python's "
+        "start-up",
+    )
+    p.add_argument(
         "--no-cache",
         action="store_true",
-        help="compile a policy file on every call instead of using the cache",
+        help="compile the policy on every call instead of reading the cache",
     )
     add_context_flags(p)
 
@@ -113,19 +138,16 @@ def _alarm(_signum: int, _frame: Any) -> None:
 
 
 def run_hook(args: argparse.Namespace) -> int:
+    from ..integrations.hosts.handler import failure
     from ..integrations.hosts.protocols import HOSTS
 
     host = HOSTS[args.host]
     try:
         reply = _decide(args, host)
     except _TimedOut:
-        from ..integrations.hosts.handler import failure
-
-        reply = failure(host, f"no decision within {args.timeout:g} s (--timeout)")
+        reply = failure(host, "PC184", f"no decision within {args.timeout:g} s (--timeout)")
     except BaseException as exc:  # a crash must refuse, never let the call pass
-        from ..integrations.hosts.handler import failure
-
-        reply = failure(host, f"policyctl failed ({type(exc).__name__}: {exc})")
+        reply = failure(host, "PC185", f"{type(exc).__name__}: {exc}")
     finally:
         _stop_alarm()
     sys.stdout.write(reply.stdout)
@@ -150,45 +172,60 @@ def _stop_alarm() -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _decide(args: argparse.Namespace, host: Any) -> Any:
-    from ..integrations.hosts.decisionlog import append_record
-    from ..integrations.hosts.handler import HostOptions, failure, handle
-    from ..integrations.hosts.policyfile import PolicyUnreadable, load_for_hook
-    from .common import context_from_args
-
+def _decide(args: argparse.Namespace, host: Host) -> HostReply:
     _start_alarm(args.timeout)
-    raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
-    event = None
     try:
-        if len(raw) > MAX_PAYLOAD_BYTES:
-            return failure(host, f"the hook payload is larger than {MAX_PAYLOAD_BYTES} bytes")
-        try:
-            payload = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return failure(host, f"the hook payload is not JSON ({exc})")
-        if isinstance(payload, dict) and isinstance(payload.get("hook_event_name"), str):
-            event = payload["hook_event_name"]
-        try:
-            loaded = load_for_hook(args.policy, cache=not args.no_cache)
-        except PolicyUnreadable as exc:
-            return failure(host, str(exc), event)
-        options = HostOptions(
-            host,
-            context_from_args(args),
-            home=os.path.expanduser("~"),
-            refusal_detail=args.refusal_detail,
-            revision=loaded.revision,
-            log_arguments=args.log_arguments,
-        )
-        reply = handle(payload, loaded.policy, options)
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1)
+        return decide_payload(args, host, raw)
     finally:
         _stop_alarm()
+
+
+def decide_payload(
+    args: argparse.Namespace,
+    host: Host,
+    raw: bytes,
+    load: Callable[[str, Path | None], LoadedPolicy] | None = None,
+) -> HostReply:
+    """The reply to one payload's bytes under the parsed flags (`load` reads the policy: the
+    compiled cache, or a warm helper's memory)."""
+    from ..integrations.hosts.decisionlog import append_record
+    from ..integrations.hosts.handler import HostOptions, failure, handle
+    from ..integrations.hosts.policyfile import PolicyUnreadable, default_cache_dir, load_for_hook
+    from .common import context_from_args
+
+    event = None
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        return failure(host, "PC180", f"the hook payload is larger than {MAX_PAYLOAD_BYTES} bytes")
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return failure(host, "PC180", f"the hook payload is not UTF-8 (byte {exc.start})")
+    except json.JSONDecodeError as exc:
+        where = f"<stdin>:{exc.lineno}:{exc.colno}"
+        return failure(host, "PC180", f"{where}: the hook payload is not JSON: {exc.msg}")
+    if isinstance(payload, dict) and isinstance(payload.get("hook_event_name"), str):
+        event = payload["hook_event_name"]
+    try:
+        cache = None if args.no_cache else Path(args.cache_dir or default_cache_dir())
+        loaded = (load or load_for_hook)(args.policy, cache)
+    except PolicyUnreadable as exc:
+        return failure(host, "PC183", str(exc), event)
+    options = HostOptions(
+        host,
+        context_from_args(args),
+        home=os.path.expanduser("~"),
+        refusal_detail=args.refusal_detail,
+        revision=loaded.revision,
+        log_arguments=args.log_arguments,
+    )
+    reply = handle(payload, loaded.policy, options)
     if args.log:
         problem = append_record(args.log, reply.record)
         if problem is not None and reply.exit_code == 0 and reply.record.get("verdict") != "deny":
             # an audit log that cannot be written refuses the call: a logging failure may
             # turn an allow into a deny, never a deny into an allow
-            return failure(host, problem, event)
+            return failure(host, "PC186", problem, event)
     return reply
 
 
@@ -203,6 +240,7 @@ def run_install(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         timeout=args.timeout,
         command=args.hook_command,
+        warm=not args.no_warm,
     )
 
 

@@ -74,19 +74,30 @@ def handle(payload: Any, policy: CompiledPolicy, options: HostOptions) -> HostRe
         if host.list_event is not None and facts.event == host.list_event:
             return _list_reply(host, facts, policy, options)
         expected = " or ".join(e for e in (host.call_event, host.list_event) if e)
-        raise BadPayload(f'event "{_quote(facts.event)}" is not one policyctl decides ({expected})')
+        raise BadPayload(
+            f'event "{_quote(facts.event)}" is not one policyctl decides ({expected})', "PC182"
+        )
     except BadPayload as exc:
-        return failure(host, f"the hook payload is invalid: {exc}")
+        return failure(host, exc.code, str(exc), _event_of(payload))
     except Exception as exc:  # any failure is a refusal, never a pass
-        return failure(host, f"the call could not be decided ({type(exc).__name__}: {exc})")
+        problem = f"the call could not be decided ({type(exc).__name__}: {exc})"
+        return failure(host, "PC185", problem, _event_of(payload))
 
 
-def failure(host: Host, problem: str, event: str | None = None) -> HostReply:
+def _event_of(payload: Any) -> str | None:
+    event = payload.get("hook_event_name") if isinstance(payload, dict) else None
+    return event if isinstance(event, str) else None
+
+
+def failure(host: Host, code: str, problem: str, event: str | None = None) -> HostReply:
     """The refusal for a call policyctl could not decide: in the host's format, with the
-    host's blocking exit code and the reason on stderr (what the host shows on exit 2)."""
-    reason = f"policyctl refused the call: {_quote(problem, 2000)}"
+    host's blocking exit code and the reason on stderr (what the host shows on exit 2).
+    `code` is the diagnostic (PC180-PC186) that names the kind of failure."""
+    from ...diagnostics import CODES
+
+    reason = f"policyctl refused the call: {code} {CODES[code].title}: {_quote(problem, 2000)}"
     decided = _Decided(DENY, reason)
-    record = {"host": host.name, "event": event, "verdict": DENY, "error": reason}
+    record = {"host": host.name, "event": event, "verdict": DENY, "code": code, "error": reason}
     if host.list_event is not None and event == host.list_event:
         stdout = _selection(host, [])
     else:
@@ -130,25 +141,25 @@ def _decide(
     else:
         tool = policy.catalog.aliases.get(tool, tool)
         if tool not in {t.name for t in inventory}:
-            return _Decided(
-                DENY,
-                f'policyctl: "{_quote(call.host_tool)}" is not a tool of catalog '
-                f'"{policy.catalog.name}": unknown tools are refused',
+            raise BadPayload(
+                f'"{_quote(call.host_tool)}" is not a tool of catalog "{policy.catalog.name}" '
+                "(a tool policyctl does not know is refused: add it to the policy's catalog)",
+                "PC181",
             )
     res = resolve(policy, run_context(facts, options), inventory, require_tools=False)
     if tool not in res.allowed:
-        return _removed(res, tool, options.refusal_detail)
-    return _call_decision(res, tool, call.arguments, options.refusal_detail)
+        return _removed(res, tool, call.host_tool, options.refusal_detail)
+    return _call_decision(res, tool, call, options.refusal_detail)
 
 
-def _removed(res: Resolution, tool: str, level: str) -> _Decided:
+def _removed(res: Resolution, tool: str, shown: str, level: str) -> _Decided:
     gone = res.removal(tool)
     layer = None if gone is None else gone.label
     entry = None if gone is None else gone.entry
     source = None if gone is None or gone.source is None else str(gone.source)
+    text = f"policyctl: {_quote(shown)} is not allowed in this run"
     if level == "minimal":
-        return _Decided(DENY, f"policyctl: {_quote(tool)} is not allowed in this run")
-    text = f"policyctl: {_quote(tool)} is not allowed in this run"
+        return _Decided(DENY, text)
     if layer is not None:
         text += f": removed at {_quote(layer)}"
         if entry:
@@ -158,18 +169,17 @@ def _removed(res: Resolution, tool: str, level: str) -> _Decided:
     return _Decided(DENY, text, layer, entry, source)
 
 
-def _call_decision(
-    res: Resolution, tool: str, arguments: Mapping[str, Any], level: str
-) -> _Decided:
+def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _Decided:
     from ...explain.call import list_label
 
-    verdict = res.decide_call(tool, arguments).verdict
+    verdict = res.decide_call(tool, call.arguments).verdict
     layer = list_label(verdict)  # the list the deciding rule is written in
     effect = (ALLOW, ASK, DENY)[int(verdict.effect)]
     source = None if verdict.source is None else str(verdict.source)
     if level == "minimal":
         text = {ALLOW: "allowed", ASK: "needs approval", DENY: "is not allowed"}[effect]
-        return _Decided(effect, f"policyctl: this call of {_quote(tool)} {text} in this run")
+        shown = _quote(call.host_tool)
+        return _Decided(effect, f"policyctl: this call of {shown} {text} in this run")
     what = {ALLOW: "allowed", ASK: "needs approval", DENY: "refused"}[effect]
     text = f"policyctl: call {what}: {verdict.reason.value}"
     if verdict.entry:

@@ -16,7 +16,12 @@ from .protocols import Host
 
 
 class BadPayload(ValueError):
-    """The payload is not what the host's protocol sends (the message says what is wrong)."""
+    """The payload is not what the host's protocol sends (the message says what is wrong);
+    `code` is the diagnostic code the refusal carries."""
+
+    def __init__(self, message: str, code: str = "PC180") -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,16 +52,18 @@ def _text(payload: Mapping[str, Any], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise BadPayload(f'"{key}" must be a string, not {type(value).__name__}')
+        raise BadPayload(
+            f'the hook payload\'s "{key}" must be a string, not {type(value).__name__}'
+        )
     return value or None
 
 
 def read_facts(payload: Any) -> PayloadFacts:
     if not isinstance(payload, dict):
-        raise BadPayload(f"the payload must be a JSON object, not {type(payload).__name__}")
+        raise BadPayload(f"the hook payload must be a JSON object, not {type(payload).__name__}")
     event = _text(payload, "hook_event_name")
     if event is None:
-        raise BadPayload('"hook_event_name" is missing')
+        raise BadPayload('the hook payload has no "hook_event_name"')
     model = _text(payload, "model")
     request = payload.get("llm_request")
     if model is None and isinstance(request, dict) and isinstance(request.get("model"), str):
@@ -78,11 +85,13 @@ def read_call(payload: Mapping[str, Any], host: Host) -> HostCall:
     payload's `mcp_context` when the host sends one (Gemini), else from the host's naming."""
     name = _text(payload, "tool_name")
     if name is None:
-        raise BadPayload('"tool_name" is missing')
+        raise BadPayload('the hook payload has no "tool_name"')
     arguments = payload.get("tool_input", None)
     if not isinstance(arguments, dict):
         shown = "missing" if arguments is None else f"a {type(arguments).__name__}"
-        raise BadPayload(f'"tool_input" must be a JSON object, and it is {shown}')
+        raise BadPayload(
+            f'the hook payload\'s "tool_input" must be a JSON object, and it is {shown}'
+        )
     mcp = _mcp_parts(payload, name, host)
     if mcp is not None:
         return HostCall(name, mcp_tool_name(*mcp), arguments, True)
