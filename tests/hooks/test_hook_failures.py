@@ -138,12 +138,14 @@ def test_a_log_failure_never_turns_a_deny_into_an_allow(tmp_path: Path) -> None:
 def test_the_decision_log_holds_a_hash_of_the_arguments_unless_asked(tmp_path: Path) -> None:
     log = tmp_path / "decisions.jsonl"
     payload = _call("claude-code", tool_input={"command": "git push origin main"})
+    payload["permission_mode"] = "bypassPermissions"
     run_hook(["claude-code", "--policy", POLICY, "--log", str(log)], payload)
     run_hook(["claude-code", "--policy", POLICY, "--log", str(log), "--log-arguments"], payload)
     first, second = (json.loads(line) for line in log.read_text().splitlines())
     assert first["verdict"] == "ask" and first["entry"] == "Bash(git push *)"
     assert first["layer"] == "tools.ask" and first["source"] == f"{POLICY}:37:7"
     assert first["revision"].startswith("sha256:") and first["session"] == "s1"
+    assert first["permissionMode"] == "bypassPermissions"  # logged; it loosens nothing
     assert "arguments" not in first and "origin main" not in json.dumps(first)
     assert first["argumentsSha256"] == second["argumentsSha256"]
     assert second["arguments"] == {"command": "git push origin main"}

@@ -256,6 +256,7 @@ def _record(
         "host": options.host.name,
         "event": facts.event,
         "session": facts.session_id,
+        "permissionMode": facts.permission_mode,
         "tool": call.tool,
         "hostTool": call.host_tool,
         "verdict": decided.verdict,
