@@ -231,6 +231,64 @@ CODES: dict[str, CodeInfo] = _codes(
         "the file that holds no call permissions was left out. Read the message and check the "
         "imported document.",
     ),
+    # -- `policyctl hook`: a host's tool call that could not be decided is refused ----------
+    (
+        "PC180",
+        E,
+        "hook payload unreadable",
+        "The JSON an agent host wrote on the hook's standard input is not JSON, is larger than "
+        "16 MiB, or lacks what the host's protocol sends (`hook_event_name`, `tool_name`, a "
+        "`tool_input` object). The call is refused in the host's format with its blocking exit "
+        "code: check that the hook is installed for the host named on the command line "
+        "(`policyctl hook doctor HOST`).",
+    ),
+    (
+        "PC181",
+        E,
+        "hook tool unknown",
+        "The host called a tool the policy's catalog does not list, so no rule can be said to "
+        "allow it and the call is refused. Add the tool to an operator catalog that extends the "
+        "host's built-in one (or update policyctl when the host has renamed a tool).",
+    ),
+    (
+        "PC182",
+        E,
+        "hook event not decided",
+        "The hook was started for an event policyctl does not decide (Claude Code and Codex: "
+        "`PreToolUse`; Gemini CLI: `BeforeTool` and `BeforeToolSelection`). The event is "
+        "refused; install the hook under those events only (`policyctl hook install`).",
+    ),
+    (
+        "PC183",
+        E,
+        "hook policy unusable",
+        "The policy or bundle named by `--policy` cannot be read or does not compile; every "
+        "call is refused until it is fixed. The reason lists the policy's own diagnostics; run "
+        "`policyctl validate` on it.",
+    ),
+    (
+        "PC184",
+        E,
+        "hook decision timed out",
+        "No decision was reached within `--timeout` seconds, and the call is refused before the "
+        "host's own timeout would let it proceed. Compile the policy to a bundle, keep the "
+        "compiled cache, or raise `--timeout` (below the host's hook timeout).",
+    ),
+    (
+        "PC185",
+        E,
+        "hook failed",
+        "policyctl failed while deciding the call (an internal error, named in the reason). The "
+        "call is refused rather than let through; please report the message.",
+    ),
+    (
+        "PC186",
+        E,
+        "decision log unwritable",
+        "`--log` names a file the hook cannot append to. A call that would have been allowed is "
+        "refused, because an operator who asked for an audit of every decision must not get "
+        "unaudited calls; a refusal stays a refusal. Fix the path or its permissions.",
+    ),
     (
         "PC201",
         E,
@@ -820,6 +878,46 @@ CODES: dict[str, CodeInfo] = _codes(
         "ignored. Any other key, a missing tool, or arguments that are not an object is an "
         "error at the call's file:line:col, so no call is replayed with arguments it did not "
         "have.",
+    ),
+    # -- `policyctl hook install` and `hook doctor`: a host's settings ----------------------
+    (
+        "PC370",
+        E,
+        "host settings unreadable",
+        "The host's settings file exists but is not valid JSON (or TOML for Codex's "
+        "config.toml), or its `hooks` entry is not the shape the host reads. `hook install` "
+        "changes nothing; fix the file first, so that none of its other settings is lost.",
+    ),
+    (
+        "PC371",
+        W,
+        "hook does not fire for every tool",
+        "No policyctl hook is installed for the event that decides tool calls, or its matcher "
+        "misses some of the host's tools (a regex such as `Bash|Edit`): calls of those tools "
+        "are never decided by the policy. Install with `policyctl hook install`, which matches "
+        "every tool.",
+    ),
+    (
+        "PC372",
+        W,
+        "hook timeout too short",
+        "The hook's timeout in the host's settings leaves too little time for a decision; on a "
+        "timeout the host lets the call proceed. Give it at least a few seconds.",
+    ),
+    (
+        "PC373",
+        W,
+        "hooks disabled",
+        "The host's settings turn hooks off (`disableAllHooks`, `hooks.enabled: false`, Codex "
+        "`[features] hooks = false`): no call is decided by the policy.",
+    ),
+    (
+        "PC374",
+        W,
+        "host version with a known hole",
+        "This version of the host is known to skip hooks for some calls (for example subagent "
+        "tool calls in several Claude Code 2.1 releases): those calls are never decided by the "
+        "policy. Upgrade the host, or deny the tools that start subagents.",
     ),
     (
         "PC470",

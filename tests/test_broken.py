@@ -80,4 +80,6 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     # `policyctl import` findings on Claude Code and Gemini CLI files: tests/test_import_calls*
     importer = {f"PC{n}" for n in range(125, 130)}
     importer |= {f"PC{n}" for n in range(323, 327)}  # OpenClaw: tests/test_import_restrictions
-    assert set(CODES) - runtime_only - callrules_checks - importer == covered
+    # `policyctl hook` and its install and doctor: tests/hooks/
+    hooks = {f"PC{n}" for n in range(180, 187)} | {f"PC{n}" for n in range(370, 375)}
+    assert set(CODES) - runtime_only - callrules_checks - importer - hooks == covered

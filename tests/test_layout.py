@@ -302,6 +302,50 @@ def test_the_compiled_data_and_the_resolve_engine_load_no_compiler(module: str) 
     assert out.stdout.strip() == "[]"
 
 
+def test_a_hook_call_from_the_compiled_cache_loads_no_compiler_and_no_runtime(
+    tmp_path: Path,
+) -> None:
+    """`policyctl hook` runs once per tool call: after the first call has filled the cache,
+    a call reads the compiled policy back and decides without pydantic, the YAML reader, the
+    document stages, the compiler or the runtime (the stub `refuse_pydantic_plugins` puts in
+    place of pydantic's plugin loader is not pydantic)."""
+    payload = (
+        '{"hook_event_name": "PreToolUse", "cwd": "/srv/repo", "tool_name": "Bash", '
+        '"tool_input": {"command": "git push origin main"}}'
+    )
+    code = (
+        "import io, sys\n"
+        f"sys.stdin = io.TextIOWrapper(io.BytesIO({payload.encode()!r}))\n"
+        "from policyctl.cli.main import main\n"
+        "main(['hook', 'claude-code', '--policy', 'examples/hosts-team.yaml',\n"
+        f"      '--cache-dir', {str(tmp_path)!r}])\n"
+        "heavy = ('pydantic', 'policyctl.compile.scopes', 'policyctl.compile.assemble',\n"
+        "         'policyctl.document', 'policyctl.formats', 'ruamel', 'policyctl.runtime',\n"
+        "         'policyctl.api', 'policyctl.analysis')\n"
+        "found = sorted(m for m in sys.modules if m.startswith(heavy))\n"
+        "print([m for m in found if m != 'pydantic.plugin._loader'], file=sys.stderr)\n"
+    )
+    first = _fresh(code)  # compiles and fills the cache
+    assert first.returncode == 0 and '"permissionDecision":"ask"' in first.stdout, first
+    second = _fresh(code)
+    assert second.returncode == 0 and '"permissionDecision":"ask"' in second.stdout, second
+    assert second.stderr.strip() == "[]"
+
+
+def test_integrations_import_no_cli_and_hooks_no_runtime() -> None:
+    """Integrations sit beside the runtime, and the CLI is built on top of both. A hook must
+    not pay for the runtime's start-up; the nanobot adapter, which runs inside an agent loop,
+    shares the runtime's refusal texts."""
+    upward = sorted(
+        f"{m} -> {t}"
+        for m, targets in GRAPH.items()
+        if unit(m) == "integrations"
+        for t in targets
+        if unit(t) == "cli" or (unit(t) == "runtime" and m.startswith("policyctl.integrations.hosts"))
+    )
+    assert not upward, upward
+
+
 @pytest.mark.parametrize("face", ["policyctl", "policyctl.catalog", "policyctl.compile"])
 def test_a_package_face_lists_every_name_it_hands_on(face: str) -> None:
     """`__all__` (what type checkers read as exported) and the lazy map (what is imported at

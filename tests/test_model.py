@@ -142,4 +142,7 @@ def test_profile_and_catalog_names_are_offered_as_an_enum() -> None:
         # an operator catalog's own profile stays valid: policyctl reports unknown ones itself
         assert {"type": "string"} in [{"type": b.get("type")} for b in prop["anyOf"]]
     catalog = schema["properties"]["catalog"]
-    assert ["openclaw", "openclaw-2026.4", "nanobot"] in [b.get("enum") for b in catalog["anyOf"]]
+    from policyctl.catalog.model import BUILTIN_CATALOGS
+
+    assert list(BUILTIN_CATALOGS) in [b.get("enum") for b in catalog["anyOf"]]
+    assert {"openclaw", "nanobot", "claude-code", "gemini-cli", "codex"} <= set(BUILTIN_CATALOGS)

@@ -67,7 +67,7 @@ def test_the_example_policy_decides_as_the_table_says(tmp_path: Path) -> None:
 def test_the_argument_kind_tables_are_the_catalogs() -> None:
     names = {"shell command": "shell", "path": "path", "the paths a patch touches": "patch"}
     names["URL"] = "url"
-    for catalog_name in ("openclaw", "nanobot"):
+    for catalog_name in ("openclaw", "nanobot", "claude-code", "gemini-cli", "codex"):
         catalog = builtin_catalog(catalog_name)
         want = {
             t.id: (t.argument_kind, t.argument_key, t.cwd_key)
@@ -80,7 +80,7 @@ def test_the_argument_kind_tables_are_the_catalogs() -> None:
             cwd = re.search(r"working directory `([^`]+)`", argument)
             assert key
             for tool in re.findall(r"`([^`]+)`", tools):
-                got[tool] = (names[kind], key.group(1), cwd.group(1) if cwd else None)
+                got[tool.lower()] = (names[kind], key.group(1), cwd.group(1) if cwd else None)
         assert got == want, catalog_name
 
 

@@ -252,8 +252,14 @@ def _read_catalog_file(
 
 @lru_cache(maxsize=8)
 def builtin_catalog(name: str) -> Catalog:
+    return _derive([builtin_catalog_file(name)])
+
+
+def builtin_catalog_file(name: str) -> Mapping[str, Any]:
+    """A built-in catalog file's content as written: tool ids in the host's own spelling
+    (`Bash`), which the compiled catalog folds (`bash`); `hook doctor` matches those."""
     path = data_dir("profiles") / f"{name}.toml"
-    return _derive([_read_catalog_file(path, Limits(), f"<catalog {name}>", builtin=True)])
+    return _read_catalog_file(path, Limits(), f"<catalog {name}>", builtin=True)
 
 
 def load_catalog(

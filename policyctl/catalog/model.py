@@ -14,7 +14,7 @@ from typing import Any
 
 from ..names import fold
 
-BUILTIN_CATALOGS = ("openclaw", "openclaw-2026.4", "nanobot")
+BUILTIN_CATALOGS = ("openclaw", "openclaw-2026.4", "nanobot", "claude-code", "gemini-cli", "codex")
 DEFAULT_CATALOG = "openclaw"
 FULL_PROFILE = "full"
 

@@ -16,6 +16,14 @@ def run() -> None:
     import sys
 
     gc.disable()
+    if len(sys.argv) > 2 and sys.argv[1] == "hook" and "--warm" in sys.argv:
+        # a hook call served by the warm helper imports nothing of the engine
+        from .hook_warm import answer_warm
+
+        served = answer_warm(sys.argv[2:])
+        if served is not None:
+            sys.stdout.flush()
+            sys.exit(served)
     from .main import main
 
     try:

@@ -17,8 +17,8 @@ from .common import EXIT_USAGE, Reported, UsageError
 from .output import SafeStream
 
 #: commands whose standard output is a file's content, written unescaped (`fmt` and `import`
-#: print policies, `compile` a bundle, `schema` a JSON Schema)
-FILE_OUTPUT = frozenset({"fmt", "import", "compile", "schema"})
+#: print policies, `compile` a bundle, `schema` a JSON Schema, `hook` the reply a host parses)
+FILE_OUTPUT = frozenset({"fmt", "import", "compile", "schema", "hook"})
 
 #: every subcommand by name, in the order --help lists them, with the module (in policyctl.cli)
 #: that defines it: only the chosen one is imported, so a command does not pay for the imports
@@ -35,6 +35,7 @@ SUBCOMMANDS = {
     "schema": "schema",
     "fmt": "fmt",
     "import": "import_cmd",
+    "hook": "hook",
 }
 
 

@@ -1,0 +1,31 @@
+"""The decision log: one JSON line per hook decision, appended to a file.
+
+A record holds the time, host, event, session, tool, verdict, deciding layer and entry, the
+policy's revision and the SHA-256 of the call's arguments (the arguments themselves only
+when the operator asks, `--log-arguments`: they may hold secrets). Each record is written
+with one `write` on a file opened for appending, so hooks of calls running side by side do
+not interleave their lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+
+def append_record(path: str, record: Mapping[str, Any]) -> str | None:
+    """Append one record; the problem as text when it could not be written, else None."""
+    stamped = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **record}
+    line = json.dumps(stamped, ensure_ascii=True, separators=(",", ":"), default=str) + "\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("ascii"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return f"the decision log {path} cannot be written ({exc.strerror})"
+    return None
