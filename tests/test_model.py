@@ -142,4 +142,8 @@ def test_profile_and_catalog_names_are_offered_as_an_enum() -> None:
         # an operator catalog's own profile stays valid: policyctl reports unknown ones itself
         assert {"type": "string"} in [{"type": b.get("type")} for b in prop["anyOf"]]
     catalog = schema["properties"]["catalog"]
-    assert ["openclaw", "openclaw-2026.4", "nanobot"] in [b.get("enum") for b in catalog["anyOf"]]
+    [names] = [b["enum"] for b in catalog["anyOf"] if "enum" in b]
+    # every built-in catalog, the agent hosts' ones included
+    assert {"openclaw", "openclaw-2026.4", "nanobot", "claude-code", "gemini-cli", "codex"} <= set(
+        names
+    )
