@@ -190,6 +190,7 @@ class CallGate:
             ctx.session_key,
             ctx.agent,
             ctx.trigger,
+            resolution.run_context.home,
         )
 
     def check(self, name: str, params: dict[str, Any]) -> LoopVerdict | None:
