@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .canonical import canonical_json
 from .schema import MAX_SCHEMA_DEPTH, resolve_ref
 
 _TRUE = {"true", "1", "yes"}
@@ -317,7 +318,7 @@ def _array_errors(
         errors.append(f"{where}: must have at least {schema['minItems']} items")
     if "maxItems" in schema and len(value) > schema["maxItems"]:
         errors.append(f"{where}: must have at most {schema['maxItems']} items")
-    if schema.get("uniqueItems") is True and len({_canonical(v) for v in value}) < len(value):
+    if schema.get("uniqueItems") is True and len({canonical_json(v) for v in value}) < len(value):
         errors.append(f"{where}: items must be unique")
     items = schema.get("items")
     if isinstance(items, dict | bool):
@@ -346,21 +347,6 @@ def _combinator_errors(
     if "not" in schema and not validate(value, schema["not"], path, root, depth + 1):
         errors.append(f"{where}: matches a shape that is not allowed")
     return errors
-
-
-def _canonical(value: Any) -> str:
-    """A text equal for JSON-equal values (1 and 1.0 alike, true apart from 1)."""
-
-    def norm(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, list):
-            return [norm(x) for x in v]
-        if isinstance(v, dict):
-            return {k: norm(x) for k, x in v.items()}
-        return v
-
-    return json.dumps(norm(value), sort_keys=True, default=str)
 
 
 def _json_type(value: Any) -> str:

@@ -270,7 +270,7 @@ class CallGate:
                 return await self._done(
                     event, Outcome(name, False, None, Veto(name, "hook", hooked.blocked))
                 )
-            if hooked.params != params:
+            if hooked.rewritten:
                 # a hook's rewrite is held to the same schema as the model's own arguments
                 try:
                     params = coerce_arguments(
