@@ -413,6 +413,8 @@ def normal_path(path: str) -> str | None:
 def _path(path: str, query: str) -> str | None:
     """The path as a server resolves it (`normal_path`) and the query; None when the path
     cannot be analysed."""
+    if path and "%" not in path and "//" not in path and "/." not in path:
+        return path + (f"?{query}" if query else "")  # already normal: the common case
     normal = normal_path(path)
     if normal is None:
         return None
