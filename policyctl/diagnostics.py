@@ -214,6 +214,17 @@ CODES: dict[str, CodeInfo] = _codes(
         "message says which way.",
     ),
     (
+        "PC150",
+        W,
+        "import: regular expression too large",
+        "A Gemini CLI rule's commandRegex or argsPattern is longer than 4,096 characters or "
+        "nests its groups more than 32 deep, beyond what `policyctl import` reads (such a "
+        "regex is never a command prefix, and reading it could take minutes or overflow the "
+        "stack). A deny or ask rule is imported as every call of its tools (more refused or "
+        "asked), an allow rule is not imported (fewer admitted). Write the command as a "
+        "commandPrefix, or a shorter regex.",
+    ),
+    (
         "PC128",
         E,
         "import: malformed input",

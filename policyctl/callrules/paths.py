@@ -8,9 +8,11 @@ matches everything under it; an allow pattern matches only the path itself, so a
 or a directory never admits what lies inside.
 
 A call's path is made absolute (against the call's working directory, else the workspace),
-`..` removed, and symlinks resolved. A deny matches if the normalised path or the real path
-matches; an allow needs both. Where the anchor is unknown (no workspace in the context), deny
-and ask patterns anchored there match (fail closed) and allow patterns do not.
+`..` removed, and symlinks resolved; `/proc/self/cwd` and the other links of a process's own
+view resolve against the run, or leave the path unanalysable (`procfs`). A deny matches if
+the normalised path or the real path matches; an allow needs both. Where the anchor is unknown
+(no workspace in the context), deny and ask patterns anchored there match (fail closed) and
+allow patterns do not.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 
 from .model import Matcher, SpecifierError, SpecifierProblem
+from .procfs import UnknownPath, real_path
 from .values import Anchor, Part, ResolvedPath, Roots
 
 
@@ -164,7 +167,9 @@ def resolve_path(raw: str, roots: Roots, cwd: str | None) -> ResolvedPath | str:
     try:
         # the real path is the kernel's view of what was written: symlinks first, then `..`
         # (`src/link/../x` is not `src/x` when `link` points elsewhere)
-        real, is_dir = _real_path(joined, normal, roots)
+        real, is_dir = _real_path(joined, normal, roots, cwd or roots.workspace)
+    except UnknownPath as exc:
+        return f"the path cannot be resolved for the run: {exc}"
     except (OSError, ValueError) as exc:
         return f"the path cannot be resolved: {exc}"
     if real == normal:  # no symlink on the way: each anchor's pair is one path twice
@@ -187,9 +192,10 @@ def resolve_path(raw: str, roots: Roots, cwd: str | None) -> ResolvedPath | str:
     return ResolvedPath(normal, real, is_dir, relative)
 
 
-def _real_path(joined: str, normal: str, roots: Roots) -> tuple[str, bool]:
+def _real_path(joined: str, normal: str, roots: Roots, run_cwd: str | None) -> tuple[str, bool]:
     """Like os.path.realpath, but below an already resolved workspace or home only the
-    components under it are looked at (one lstat each instead of one per component)."""
+    components under it are looked at (one lstat each instead of one per component), and
+    `/proc/self/cwd` and the like are the run's (`procfs`), not the deciding process's."""
     if "/../" not in joined + "/" and "/./" not in joined + "/":
         for base in (roots.workspace, roots.home):
             rest = _under(normal, base) if base else None
@@ -208,7 +214,7 @@ def _real_path(joined: str, normal: str, roots: Roots) -> tuple[str, bool]:
                 current = candidate
             else:
                 return current, st is None or stat.S_ISDIR(st.st_mode)
-    real = os.path.realpath(joined)
+    real = real_path(joined, run_cwd)
     return real, os.path.isdir(real)
 
 

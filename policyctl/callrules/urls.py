@@ -12,6 +12,10 @@ and matches only `ip:` specifiers; an unspecified address (0.0.0.0/8, `::`), whi
 this host's loopback, also meets a deny or ask `ip:` rule for loopback (127.0.0.1 or ::1) of
 either family. Backslashes, whitespace, control characters and
 percent-encoded hosts are refused as unanalysable: parsers disagree about them.
+
+A URL glob's path and a call's path are compared in one normal form (`normal_path`), so what a
+rule names and what a server serves are the same text: `/%61dmin/`, `//admin/` and
+`/a/../admin/` are all `/admin/`.
 """
 
 from __future__ import annotations
@@ -170,7 +174,35 @@ def parse_url_pattern(spec: str, entry: str, offset: int) -> Matcher:
             _problem("PC353", f'port "{port_text}" is not a number', entry, at)
         port = int(port_text)
     host = _host_pattern(host_text, entry, at + len(scheme) + 3)
-    return UrlGlob(text, scheme.lower(), host, port, Glob.compile(slash + path if slash else "/"))
+    path_at = at + len(scheme) + 3 + len(authority)
+    return UrlGlob(text, scheme.lower(), host, port, _path_glob(slash + path, entry, path_at))
+
+
+def _path_glob(written: str, entry: str, offset: int) -> Glob:
+    """The pattern's path in the form call URLs are compared in (`normal_path`), so
+    `/%61dmin/*` and `//admin/*` name what `/admin/*` names. The query is compared as written."""
+    path, question, query = (written or "/").partition("?")
+    if "." in path and any(s in (".", "..") for s in path.split("/")):
+        _problem(
+            "PC353",
+            f'"{written}": a URL pattern with . or .. segments can never match: call URLs are '
+            "normalised",
+            entry,
+            offset,
+            "write the path without . and ..",
+        )
+    normal = normal_path(path)
+    if normal is None:
+        _problem(
+            "PC353",
+            f'"{written}" holds an encoded slash, backslash or NUL (%2F, %5C, %00): a call URL '
+            "holding one is refused as unanalysable, so this pattern can never match",
+            entry,
+            offset,
+            "write the path with plain slashes",
+        )
+        raise AssertionError  # unreachable: _problem raises
+    return Glob.compile(normal + question + query)
 
 
 # -- call URLs -------------------------------------------------------------------------------
@@ -248,8 +280,8 @@ _URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?(
 
 
 #: a URL already in its normal form (http or https, a lowercase letter-digit-hyphen host whose
-#: last label starts with a letter, a port without leading zeros, a path without `%` or dot
-#: segments, a non-empty query, no userinfo, no fragment): what `parse_call_url` would build
+#: last label starts with a letter, a port without leading zeros, a path without `%`, `//` or
+#: dot segments, a non-empty query, no userinfo, no fragment): what `parse_call_url` would build
 #: from it, and render back to the same text, without the general parser's steps
 _NORMAL_URL = re.compile(
     r"(https?)://([a-z0-9.-]+)(?::([1-9][0-9]{0,4}))?"  # scheme, host, port
@@ -263,8 +295,8 @@ def parse_normal_url(raw: str) -> CallURL | None:
     if found is None:
         return None
     scheme, host, port_text, path, query = found.groups()
-    if "/." in path or not _plain_host(host):
-        return None  # dot segments, IDNA labels, odd or numeric names: the general parser
+    if "/." in path or "//" in path or not _plain_host(host):
+        return None  # dot segments, `//`, IDNA labels, odd or numeric names: the general parser
     port = None
     if port_text is not None:
         port = int(port_text)
@@ -346,20 +378,47 @@ def parse_call_url(raw: str) -> CallURL | str:
     return CallURL(scheme, normal, None, port, path)
 
 
-_ENCODED_DOT = re.compile(r"%2e", re.IGNORECASE)
-_AMBIGUOUS = re.compile(r"%(?:2f|5c|00)", re.IGNORECASE)
+#: a percent-encoded character: `%` and two hex digits
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+#: RFC 3986 section 2.3: ALPHA DIGIT - . _ ~, the characters whose encoding means the same
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+#: encodings servers disagree about: a slash or backslash inside a segment, NUL
+_AMBIGUOUS = frozenset({"2F", "5C", "00"})
+_SLASHES = re.compile(r"//+")
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = found.group(1).upper()
+    char = chr(int(code, 16))
+    return char if char in _UNRESERVED else "%" + code
+
+
+def normal_path(path: str) -> str | None:
+    """A URL path in the one form rules and calls are compared in (RFC 3986 section 6.2.2):
+    unreserved characters percent-decoded (`%61` is `a`, `%2e` is `.`), other escapes in
+    upper case, runs of `/` collapsed (most servers merge them), dot segments removed
+    (section 5.2.4). None when the path holds an encoded slash, backslash or NUL (`%2F`):
+    servers split or decode them differently, so no rule can say what such a path names."""
+    if "%" in path:
+        if any(m.group(1).upper() in _AMBIGUOUS for m in _ESCAPE.finditer(path)):
+            return None
+        path = _ESCAPE.sub(_escape, path)
+    if "//" in path:
+        path = _SLASHES.sub("/", path)
+    if "/." in path:
+        path = _remove_dot_segments(path)
+    return path or "/"
 
 
 def _path(path: str, query: str) -> str | None:
-    """The path as a server resolves it (`/a/../b` is `/b`, `%2e` is `.`), and the query;
-    None when it holds an encoded slash, backslash or NUL, which servers read differently."""
-    if "%" in path:
-        if _AMBIGUOUS.search(path):
-            return None
-        path = _ENCODED_DOT.sub(".", path)
-    if "/." in path:
-        path = _remove_dot_segments(path)
-    return (path or "/") + (f"?{query}" if query else "")
+    """The path as a server resolves it (`normal_path`) and the query; None when the path
+    cannot be analysed."""
+    if path and "%" not in path and "//" not in path and "/." not in path:
+        return path + (f"?{query}" if query else "")  # already normal: the common case
+    normal = normal_path(path)
+    if normal is None:
+        return None
+    return normal + (f"?{query}" if query else "")
 
 
 def _remove_dot_segments(path: str) -> str:
@@ -371,5 +430,5 @@ def _remove_dot_segments(path: str) -> str:
                 out.pop()
         elif segment != ".":
             out.append(segment)
-    trailing = "/" if path.endswith(("/.", "/..")) else ""
+    trailing = "/" if out and path.endswith(("/.", "/..")) else ""
     return "/" + "/".join(out) + trailing

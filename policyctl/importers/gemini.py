@@ -31,7 +31,15 @@ from ..diagnostics import Source, did_you_mean
 from ..located import LocMap, LocSeq
 from ..names import fold, mcp_tool_name
 from .calls import CallImport, Origin, finding
-from .gemini_regex import Patterns, argument_prefix, command_prefix, command_regex
+from .gemini_regex import (
+    MAX_REGEX_DEPTH,
+    MAX_REGEX_LENGTH,
+    Patterns,
+    argument_prefix,
+    command_prefix,
+    command_regex,
+    regex_too_large,
+)
 
 SOURCE = "Gemini CLI"
 _DECISIONS = {"allow": "allow", "deny": "deny", "ask_user": "ask"}
@@ -268,6 +276,38 @@ class _Gemini:
         origin = Origin(src, f"rule #{index + 1} ({decision}, priority {priority})")
         self.conditions(rule, record, tools, origin, prefixes)
 
+    def too_large(self, rule: LocMap, record: GeminiRule, tools: list[str], origin: Origin) -> bool:
+        """A regex beyond what is read (`regex_too_large`) is reported where it is written and
+        imported towards refusing: a deny or ask rule as every call of its tools, an allow
+        rule not at all. True when the rule is settled so."""
+        label, effect = f"rule #{record.index + 1}", record.effect
+        for key in ("commandRegex", "argsPattern"):
+            text = rule.get(key)
+            why = None if text is None else regex_too_large(str(text))
+            if why is None:
+                continue
+            where = rule.val_src.get(key, record.source)
+            if effect == "allow":
+                self.find(
+                    "PC150",
+                    f"{label} (allow): its {key} is too large to read ({why}): not imported, "
+                    "so the calls it admitted get what the other rules say",
+                    where,
+                    _regex_bounds_fix(),
+                )
+                return True
+            self.find(
+                "PC150",
+                f"{label} ({effect}): its {key} is too large to read ({why}): imported as "
+                f"every call of {', '.join(tools)}, which {_more(effect)} calls",
+                where,
+                _regex_bounds_fix(),
+            )
+            for tool in tools:
+                self.add(record, f"{tool}(*)", origin)
+            return True
+        return False
+
     def conditions(
         self, rule: LocMap, record: GeminiRule, tools: list[str], origin: Origin, prefixes: Any
     ) -> None:
@@ -281,6 +321,8 @@ class _Gemini:
                 "write (or read) tool on its target",
                 src,
             )
+        if self.too_large(rule, record, tools, origin):
+            return
         limited = [k for k in ("subagent", "toolAnnotations", "safety_checker") if k in rule]
         shell_tools = self.by_role["run_shell_command"]
         args = rule.get("argsPattern")
@@ -357,6 +399,13 @@ class _Gemini:
         for tool in tools:
             for pattern in patterns.words:
                 self.add(record, f"{tool}({pattern})", origin)
+
+
+def _regex_bounds_fix() -> str:
+    return (
+        "write the command as commandPrefix, or a regex of at most "
+        f"{MAX_REGEX_LENGTH} characters and {MAX_REGEX_DEPTH} nested groups"
+    )
 
 
 def _strings(value: Any) -> bool:

@@ -21,6 +21,11 @@ from dataclasses import dataclass
 
 #: how many alternatives a regex's groups may expand to before it counts as not literal
 MAX_ALTERNATIVES = 32
+#: the largest regex read at all, in characters, and its deepest nesting of groups: a
+#: command prefix is a few words, and these bound the reading's time and recursion (a 5,000
+#: deep nesting overflowed Python's stack; 120 KB of `[a-z]*` took 14 s)
+MAX_REGEX_LENGTH = 4096
+MAX_REGEX_DEPTH = 32
 _SHELL_SPECIAL = set(";|&<>()$`'\"\\*?[]{}#~!")
 _LITERAL_ESCAPES = set(".-/\\:=,@%+_ ~#!&;<>|(){}[]*?^$'\"")
 
@@ -41,9 +46,33 @@ _ANY = "\x00any"  # `.*` / `.+`
 _OTHER = "\x00other"  # anything else: the cut
 
 
+def regex_too_large(regex: str) -> str | None:
+    """Why `regex` is beyond what the importer reads (its length, or its nesting of groups),
+    or None. Checked in one pass before anything else looks at the regex."""
+    if len(regex) > MAX_REGEX_LENGTH:
+        return f"it is {len(regex)} characters long, more than {MAX_REGEX_LENGTH}"
+    depth = deepest = 0
+    escaped = False
+    for ch in regex:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")":
+            depth = max(depth - 1, 0)
+    if deepest > MAX_REGEX_DEPTH:
+        return f"its groups nest {deepest} deep, more than {MAX_REGEX_DEPTH}"
+    return None
+
+
 def _atoms(regex: str) -> list[list[str]] | None:
     """The regex as alternative atom sequences (each atom a literal character, _SEP, _ANY or
-    _OTHER); None when it cannot be read (unbalanced)."""
+    _OTHER); None when it cannot be read (unbalanced). Reading stops at the first _OTHER of
+    every sequence: nothing after it is ever used, and this keeps the reading linear.
+    Callers bound the regex first (`regex_too_large`): the reading recurses into groups."""
     seqs: list[list[str]] = [[]]
     i, n = 0, len(regex)
     while i < n:
@@ -90,11 +119,9 @@ def _atoms(regex: str) -> list[list[str]] | None:
             i = j
             quantified = i < n and regex[i] in "*+?{"
             if inner is None or quantified or any(_OTHER in s or _ANY in s for s in inner):
-                seqs = [[*s, _OTHER] for s in seqs]
-                continue
+                return [[*s, _OTHER] for s in seqs]
             if len(seqs) * len(inner) > MAX_ALTERNATIVES:
-                seqs = [[*s, _OTHER] for s in seqs]
-                continue
+                return [[*s, _OTHER] for s in seqs]
             seqs = [[*s, *alt] for s in seqs for alt in inner]
             continue
         elif ch == "|":
@@ -105,7 +132,10 @@ def _atoms(regex: str) -> list[list[str]] | None:
             atom, i = ch, i + 1
         if i < n and regex[i] in "*+?{" and atom not in (_ANY, _OTHER):
             atom, i = _OTHER, i + 1  # a quantified character: not literal any more
-        seqs = [[*s, atom] for s in seqs]
+        for s in seqs:  # each sequence is a list of its own: extended in place
+            s.append(atom)
+        if atom == _OTHER:
+            return seqs
     return seqs
 
 

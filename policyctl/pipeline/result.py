@@ -185,6 +185,11 @@ class Resolution:
         return parent.deny if parent is not None else ()
 
     @property
+    def run_context(self) -> RunContext:
+        """The caller's own context, with the workspace and home its call rules read."""
+        return self._ctx
+
+    @property
     def context(self) -> EffectiveContext:
         if self._context is None:
             a = self._a

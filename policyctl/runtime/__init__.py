@@ -8,6 +8,14 @@ result = await runtime.run_turn(RunContext(agent="coder"), "fix the tests")
 
 from .agent import RunResult, run_loop
 from .approvals import Approval, Approver, SessionGrants
+from .arguments import (
+    ArgumentError,
+    ArgumentProblem,
+    cast_arguments,
+    check_arguments,
+    coerce_arguments,
+    parse_arguments,
+)
 from .builtin_tools import make_builtin_tools
 from .callcheck import CallDecider, CallRefused, recheck
 from .entrypoints import CronJob, Runtime, SpawnRefused
@@ -23,13 +31,15 @@ from .providers import (
     ToolCall,
 )
 from .registry import CallError, PreparedCall, RefusalDetail, ToolRegistry
-from .schema import SchemaError
+from .schema import SchemaError, check_tool_schema, schema_for_annotation
 from .store import PolicyStore, PolicyUnavailable
 from .tools import RuntimeTool, tool
 
 __all__ = [
     "Approval",
     "Approver",
+    "ArgumentError",
+    "ArgumentProblem",
     "Block",
     "CallDecider",
     "CallError",
@@ -61,8 +71,14 @@ __all__ = [
     "ToolCallEvent",
     "ToolRegistry",
     "Veto",
+    "cast_arguments",
+    "check_arguments",
+    "check_tool_schema",
+    "coerce_arguments",
     "make_builtin_tools",
+    "parse_arguments",
     "recheck",
     "run_loop",
+    "schema_for_annotation",
     "tool",
 ]

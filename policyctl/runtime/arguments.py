@@ -4,8 +4,10 @@ JSON-string arguments are parsed; a lone `{"arguments": {...}}` wrapper is unwra
 tool has an `arguments` parameter; anything but an object is refused (the JSON text `null`
 included: only a call that sends no arguments at all gets `{}`); NaN and infinities are refused
 anywhere in the arguments (a `timeout: NaN` never times out); strings are cast to integers,
-numbers, booleans and null where the schema asks for them; then the schema is checked and every
-error carries its dotted path (`items[2].name: expected integer`).
+numbers, booleans and null where the schema asks for them (`cast_arguments`); then the schema is
+checked (`validation.check_arguments`) and every problem is located: a JSON pointer for programs
+(`ArgumentError.problems`, `CallError.problems`) and a dotted path for the model
+(`items[2].name: expected integer`).
 
 The schema keywords enforced: type (a name or a list), nullable, enum, const, minimum, maximum,
 exclusiveMinimum, exclusiveMaximum, multipleOf, minLength, maxLength, pattern, properties,
@@ -17,21 +19,48 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .schema import MAX_SCHEMA_DEPTH, resolve_ref
+from .schema import MAX_SCHEMA_DEPTH
+from .validation import (
+    MAX_ERRORS,
+    ROOT,
+    ArgumentProblem,
+    check_arguments,
+    non_finite_at,
+    problem,
+    problems,
+)
+from .validation import deref as _deref
+from .validation import kinds_of as _kinds
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
-MAX_ERRORS = 20  # what a model reads back stays short
+__all__ = [
+    "MAX_ERRORS",
+    "Acceptor",
+    "ArgumentError",
+    "ArgumentProblem",
+    "cast_arguments",
+    "check_arguments",
+    "coerce_arguments",
+    "non_finite",
+    "parse_arguments",
+    "validate",
+]
 
 
 class ArgumentError(ValueError):
-    def __init__(self, errors: list[str]):
-        super().__init__("; ".join(errors))
-        self.errors = errors
+    """Arguments a tool cannot take: `problems`, each located (a JSON pointer and a message);
+    `errors`, the same as the model reads them (`items[2].name: expected integer`)."""
+
+    def __init__(self, found: Sequence[ArgumentProblem | str]):
+        self.problems = tuple(
+            p if isinstance(p, ArgumentProblem) else ArgumentProblem("", p, "") for p in found
+        )
+        self.errors = [str(p) for p in self.problems]
+        super().__init__("; ".join(self.errors))
 
 
 def _no_constants(name: str) -> Any:
@@ -87,45 +116,35 @@ def coerce_arguments(
         and isinstance(value["arguments"], dict | str)
     ):
         return coerce_arguments(value["arguments"], schema, unwrap=False)  # one wrapper, not n
-    bad = non_finite(value)
+    bad = non_finite_at(value)
     if bad is not None:
-        raise ArgumentError([f"{bad or '(arguments)'}: NaN and infinities are not accepted"])
+        raise ArgumentError([problem(bad, "NaN and infinities are not accepted")])
     root = {"type": "object", **schema} if "type" not in schema else schema
     cast = _cast(value, root, root, 0)
-    errors = validate(cast, root, "", root)
-    if errors:
-        raise ArgumentError(errors[:MAX_ERRORS])
+    found = problems(cast, root, ROOT, root, 0)
+    if found:
+        raise ArgumentError(found[:MAX_ERRORS])
     return cast  # type: ignore[no-any-return]
+
+
+def cast_arguments(value: Any, schema: dict[str, Any]) -> Any:
+    """`value` with the strings the schema does not take as strings cast to the integers,
+    numbers, booleans or nulls it asks for (`"5"` for an integer is 5); nothing is checked:
+    `check_arguments` says what still breaks the schema."""
+    return _cast(value, schema, schema, 0)
 
 
 def non_finite(value: Any) -> str | None:
     """The dotted path of the first NaN or infinity in a value, or None (iterative: any depth)."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return path
-        if isinstance(item, dict):
-            stack.extend((v, _join(path, str(k))) for k, v in item.items())
-        elif isinstance(item, list | tuple):
-            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(item))
-    return None
+    at = non_finite_at(value)
+    return None if at is None else at.dotted
 
 
-def _kinds(schema: dict[str, Any]) -> list[str]:
-    kind = schema.get("type")
-    kinds = [kind] if isinstance(kind, str) else list(kind) if isinstance(kind, list) else []
-    if schema.get("nullable") is True and kinds and "null" not in kinds:
-        kinds.append("null")
-    return kinds
-
-
-def _deref(schema: Any, root: dict[str, Any]) -> Any:
-    for _ in range(MAX_SCHEMA_DEPTH):
-        if not (isinstance(schema, dict) and "$ref" in schema):
-            return schema
-        schema = resolve_ref(schema["$ref"], root)
-    return {"not": {}}  # a cycle of references: nothing validates
+def validate(value: Any, schema: Any, root: dict[str, Any] | None = None) -> list[str]:
+    """Every way `value` breaks `schema`, as the model reads them (`check_arguments` gives
+    them located)."""
+    base = root if root is not None else schema if isinstance(schema, dict) else {}
+    return [str(p) for p in problems(value, schema, ROOT, base, 0)]
 
 
 def _cast_scalar(text: str, kinds: list[str]) -> Any:
@@ -159,7 +178,7 @@ def _cast(value: Any, schema: Any, root: dict[str, Any], depth: int) -> Any:
         if key in schema:
             for branch in schema[key]:
                 cast = _cast(value, branch, root, depth + 1)
-                if not validate(cast, branch, "", root, depth + 1):
+                if not problems(cast, branch, ROOT, root, depth + 1):
                     return cast
     for branch in schema.get("allOf") or ():
         value = _cast(value, branch, root, depth + 1)
@@ -184,191 +203,3 @@ def _cast(value: Any, schema: Any, root: dict[str, Any], depth: int) -> Any:
         if isinstance(items, dict):
             return [_cast(v, items, root, depth + 1) for v in value]
     return value
-
-
-_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
-
-
-def same(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1 (Python says it is)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
-
-
-def validate(
-    value: Any, schema: Any, path: str = "", root: dict[str, Any] | None = None, depth: int = 0
-) -> list[str]:
-    """Every way `value` breaks `schema`, each with its dotted path."""
-    where = path or "(arguments)"
-    root = root if root is not None else schema if isinstance(schema, dict) else {}
-    schema = _deref(schema, root)
-    if schema is True or schema == {}:
-        return []
-    if schema is False:
-        return [f"{where}: not allowed"]
-    if not isinstance(schema, dict):
-        return []
-    if depth > MAX_SCHEMA_DEPTH:
-        return [f"{where}: nested too deeply"]
-    kinds = _kinds(schema)
-    if kinds and not any(_CHECKS[k](value) for k in kinds if k in _CHECKS):
-        return [f"{where}: expected {' or '.join(kinds)}, got {_json_type(value)}"]
-    errors: list[str] = []
-    if "enum" in schema and not any(same(value, e) for e in schema["enum"]):
-        errors.append(f"{where}: must be one of {', '.join(map(json.dumps, schema['enum']))}")
-    if "const" in schema and not same(value, schema["const"]):
-        errors.append(f"{where}: must be {json.dumps(schema['const'])}")
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        errors.extend(_number_errors(value, schema, where))
-    if isinstance(value, str):
-        errors.extend(_string_errors(value, schema, where))
-    if isinstance(value, dict):
-        errors.extend(_object_errors(value, schema, path, root, depth))
-    if isinstance(value, list):
-        errors.extend(_array_errors(value, schema, path, root, depth))
-    errors.extend(_combinator_errors(value, schema, path, root, depth))
-    return errors
-
-
-def _number_errors(value: float, schema: dict[str, Any], where: str) -> list[str]:
-    if isinstance(value, float) and not math.isfinite(value):
-        return [f"{where}: NaN and infinities are not accepted"]
-    errors = []
-    if "minimum" in schema and not value >= schema["minimum"]:
-        errors.append(f"{where}: must be >= {schema['minimum']}")
-    if "maximum" in schema and not value <= schema["maximum"]:
-        errors.append(f"{where}: must be <= {schema['maximum']}")
-    if "exclusiveMinimum" in schema and not value > schema["exclusiveMinimum"]:
-        errors.append(f"{where}: must be > {schema['exclusiveMinimum']}")
-    if "exclusiveMaximum" in schema and not value < schema["exclusiveMaximum"]:
-        errors.append(f"{where}: must be < {schema['exclusiveMaximum']}")
-    step = schema.get("multipleOf")
-    if step and not _multiple(value, step):
-        errors.append(f"{where}: must be a multiple of {step}")
-    return errors
-
-
-def _multiple(value: float, step: float) -> bool:
-    if isinstance(value, int) and isinstance(step, int):
-        return value % step == 0  # exact, whatever the size
-    try:
-        quotient = value / step
-    except OverflowError:  # an integer beyond any float: no multiple a float step can check
-        return False
-    return math.isclose(quotient, round(quotient), abs_tol=1e-9)
-
-
-def _string_errors(value: str, schema: dict[str, Any], where: str) -> list[str]:
-    errors = []
-    if "minLength" in schema and len(value) < schema["minLength"]:
-        errors.append(f"{where}: must have at least {schema['minLength']} characters")
-    if "maxLength" in schema and len(value) > schema["maxLength"]:
-        errors.append(f"{where}: must have at most {schema['maxLength']} characters")
-    if "pattern" in schema and re.search(schema["pattern"], value) is None:
-        errors.append(f"{where}: must match {schema['pattern']!r}")
-    return errors
-
-
-def _object_errors(
-    value: dict[str, Any], schema: dict[str, Any], path: str, root: dict[str, Any], depth: int
-) -> list[str]:
-    errors = []
-    where = path or "(arguments)"
-    props = schema.get("properties") or {}
-    extra = schema.get("additionalProperties", True)
-    for name in schema.get("required") or ():
-        if name not in value:
-            errors.append(f"{_join(path, name)}: required")
-    for name, item in value.items():
-        if name in props:
-            errors.extend(validate(item, props[name], _join(path, name), root, depth + 1))
-        elif extra is False:
-            errors.append(f"{_join(path, name)}: unknown parameter")
-        elif isinstance(extra, dict):
-            errors.extend(validate(item, extra, _join(path, name), root, depth + 1))
-    if "minProperties" in schema and len(value) < schema["minProperties"]:
-        errors.append(f"{where}: must have at least {schema['minProperties']} entries")
-    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-        errors.append(f"{where}: must have at most {schema['maxProperties']} entries")
-    return errors
-
-
-def _array_errors(
-    value: list[Any], schema: dict[str, Any], path: str, root: dict[str, Any], depth: int
-) -> list[str]:
-    errors = []
-    where = path or "(arguments)"
-    if "minItems" in schema and len(value) < schema["minItems"]:
-        errors.append(f"{where}: must have at least {schema['minItems']} items")
-    if "maxItems" in schema and len(value) > schema["maxItems"]:
-        errors.append(f"{where}: must have at most {schema['maxItems']} items")
-    if schema.get("uniqueItems") is True and len({_canonical(v) for v in value}) < len(value):
-        errors.append(f"{where}: items must be unique")
-    items = schema.get("items")
-    if isinstance(items, dict | bool):
-        for i, item in enumerate(value):
-            errors.extend(validate(item, items, f"{path}[{i}]", root, depth + 1))
-            if len(errors) > MAX_ERRORS:
-                break
-    return errors
-
-
-def _combinator_errors(
-    value: Any, schema: dict[str, Any], path: str, root: dict[str, Any], depth: int
-) -> list[str]:
-    where = path or "(arguments)"
-    errors = []
-    for branch in schema.get("allOf") or ():
-        errors.extend(validate(value, branch, path, root, depth + 1))
-    if "anyOf" in schema and not any(
-        not validate(value, b, path, root, depth + 1) for b in schema["anyOf"]
-    ):
-        errors.append(f"{where}: matches none of the allowed shapes")
-    if "oneOf" in schema:
-        matching = sum(1 for b in schema["oneOf"] if not validate(value, b, path, root, depth + 1))
-        if matching != 1:
-            errors.append(f"{where}: must match exactly one allowed shape, matches {matching}")
-    if "not" in schema and not validate(value, schema["not"], path, root, depth + 1):
-        errors.append(f"{where}: matches a shape that is not allowed")
-    return errors
-
-
-def _canonical(value: Any) -> str:
-    """A text equal for JSON-equal values (1 and 1.0 alike, true apart from 1)."""
-
-    def norm(v: Any) -> Any:
-        if isinstance(v, float) and v.is_integer():
-            return int(v)
-        if isinstance(v, list):
-            return [norm(x) for x in v]
-        if isinstance(v, dict):
-            return {k: norm(x) for k, x in v.items()}
-        return v
-
-    return json.dumps(norm(value), sort_keys=True, default=str)
-
-
-def _json_type(value: Any) -> str:
-    for name, check in _CHECKS.items():
-        if check(value):
-            return name
-    return type(value).__name__
-
-
-def _join(path: str, name: str) -> str:
-    return f"{path}.{name}" if path else name

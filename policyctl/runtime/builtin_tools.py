@@ -2,7 +2,7 @@
 
 Files are confined to a workspace: a path that resolves outside it, through `..` or through a
 symlink, is refused, and each file tool decides the run's call rules again on the file it
-really opens (`file_tools`). `exec` takes an argument vector (no shell), a timeout, a minimal
+really opens (`file_tools`). `exec` takes a shell command line, a timeout, a minimal
 environment, and keeps the head and tail of long output, stdout and stderr apart.
 
 `exec` starts the command in a process group of its own. On timeout the whole group is killed
@@ -15,10 +15,13 @@ program with a fresh environment (`env -i`) drops the mark and survives; only an
 (cgroup, PID namespace) confines that. Output is read as it comes, keeping at most
 `output_limit` characters of each stream in memory: the head, and the tail in a ring.
 
-exec's call rules read a command line (the catalog's `command` is a shell command): the vector
-is decided as `shlex.join` of its words with the program name always quoted, so the line's
-words are exactly the vector (a quoted `'FOO=1'` or `'if'` is a command word, not an assignment
-or a keyword), and exec decides that vector again just before it starts it.
+exec takes what its call rules decide: the catalog's `command` argument, a shell command line
+(nanobot's exec, `argument_kind = "shell"`), run by `/bin/bash -c` exactly as decided, in the
+workspace or in `working_dir` (the catalog's `cwd_key`, confined to the workspace); exec
+decides that line again just before it starts it. Its environment's HOME is the run's home
+(`RunContext.home`, what `~` means in the call rules), so `~/.ssh` in a rule and `~` in the
+command name the same directory; a run without a known home gets the workspace as HOME, and its
+rules on `~` fail closed.
 """
 
 from __future__ import annotations
@@ -30,11 +33,11 @@ import os
 import secrets
 import shlex
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .callcheck import recheck
+from .callcheck import recheck, run_home
 from .file_tools import WorkspaceError, inside, make_file_tools
 from .text import truncate as _cut
 from .tools import RuntimeTool, tool
@@ -48,18 +51,22 @@ _MARK_NAME = "POLICYCTL_EXEC_RUN"
 
 
 def command_line(argv: Sequence[str]) -> str:
-    """The command line whose words are exactly `argv` (the program name always quoted)."""
+    """The command line whose words are exactly `argv` (the program name always quoted): how
+    a caller that holds an argument vector writes it for exec."""
     if not argv:
         return ""
     first = "'" + argv[0].replace("'", "'\"'\"'") + "'"
     return " ".join([first, *(shlex.quote(word) for word in argv[1:])])
 
 
-def _exec_view(params: dict[str, Any]) -> Mapping[str, Any]:
-    command = params.get("command")
-    if isinstance(command, list) and all(isinstance(w, str) for w in command):
-        return {**params, "command": command_line(command)}
-    return params
+#: the shell exec runs a command line with: the one the call rules' parser reads (bash)
+SHELL = "/bin/bash"
+
+
+def _exec_home(workspace: Path) -> str:
+    """HOME for exec: the run's home, the directory `~` means in its call rules."""
+    home = run_home()
+    return home if home is not None else str(workspace)
 
 
 def truncate(text: str, limit: int = OUTPUT_LIMIT) -> str:
@@ -185,31 +192,39 @@ def make_builtin_tools(
         parameters={
             "type": "object",
             "properties": {
-                "command": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "command": {"type": "string", "minLength": 1},
+                "working_dir": {"type": "string", "minLength": 1},
                 "timeout": {"type": "number", "minimum": 0.1, "maximum": 600},
             },
             "required": ["command"],
             "additionalProperties": False,
         },
-        call_view=_exec_view,
     )
-    async def exec(command: list[str], timeout: float = exec_timeout) -> dict[str, object]:
-        """Run a program in the workspace: an argument vector, no shell."""
-        if not command:
+    async def exec(
+        command: str, working_dir: str | None = None, timeout: float = exec_timeout
+    ) -> dict[str, object]:
+        """Run a shell command line (bash) in the workspace, or in working_dir inside it."""
+        if not command.strip():
             raise ValueError("command is empty")
         if not math.isfinite(timeout) or not 0.1 <= timeout <= 600:
             raise ValueError("timeout must be a number of seconds between 0.1 and 600")
-        # what starts is what is decided: this vector, now
-        await recheck(
-            "exec", {"command": command_line(command), "timeout": timeout}, same_call=True
-        )
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(ws.resolve()), "LANG": "C.UTF-8"}
+        cwd = ws.resolve() if working_dir is None else inside(ws, working_dir)
+        if not cwd.is_dir():
+            raise WorkspaceError(f"working_dir {working_dir!r} is not a directory")
+        # what starts is what is decided: this line, in this directory, now
+        decided: dict[str, object] = {"command": command, "timeout": timeout}
+        if working_dir is not None:
+            decided["working_dir"] = working_dir
+        await recheck("exec", decided, same_call=True)
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": _exec_home(ws), "LANG": "C.UTF-8"}
         run_id = secrets.token_hex(12)  # inherited by all it starts, setsid or not
         env[_MARK_NAME] = run_id
         mark = f"{_MARK_NAME}={run_id}".encode()
         proc = await asyncio.create_subprocess_exec(
-            *command,
-            cwd=ws.resolve(),
+            SHELL,
+            "-c",
+            command,
+            cwd=cwd,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

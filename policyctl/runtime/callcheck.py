@@ -14,6 +14,7 @@ other's). A tool called outside a gate (a test, a script) has no run and no poli
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -139,6 +140,8 @@ class CallCheck:
     session_key: str | None = None
     agent: str | None = None
     trigger: str = "user"
+    #: the run's home (`RunContext.home`): what `~` means in its call rules, and exec's HOME
+    home: str | None = None
 
     def decide(self, tool: str, args: Mapping[str, Any]) -> CallDecision:
         return self.decider.decide_call(tool, args)
@@ -192,6 +195,15 @@ class CallCheck:
 running: ContextVar[tuple[CallCheck, str, bool] | None] = ContextVar(
     "policyctl_running_call", default=None
 )
+
+
+def run_home() -> str | None:
+    """The home of the run whose tool is running (absolute, symlinks resolved, as the call
+    rules read it), or None outside a gate or in a run without one."""
+    current = running.get()
+    if current is None or current[0].home is None:
+        return None
+    return os.path.realpath(os.path.abspath(current[0].home))
 
 
 async def recheck(

@@ -18,7 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .arguments import Acceptor, _cast_scalar, _kinds
+from .arguments import Acceptor, _cast_scalar
+from .validation import kinds_of as _kinds
 
 # keywords that only describe: they never change what validates
 _DESCRIPTIVE = frozenset(

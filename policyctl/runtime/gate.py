@@ -190,6 +190,7 @@ class CallGate:
             ctx.session_key,
             ctx.agent,
             ctx.trigger,
+            resolution.run_context.home,
         )
 
     def check(self, name: str, params: dict[str, Any]) -> LoopVerdict | None:
@@ -269,7 +270,7 @@ class CallGate:
                 return await self._done(
                     event, Outcome(name, False, None, Veto(name, "hook", hooked.blocked))
                 )
-            if hooked.params != params:
+            if hooked.rewritten:
                 # a hook's rewrite is held to the same schema as the model's own arguments
                 try:
                     params = coerce_arguments(

@@ -2,7 +2,8 @@
 
 A hook returns `Block(reason)`, `RequireApproval(reason)`, `RewriteParams(params)` or None.
 Merging: a block is sticky and stops the remaining hooks; once approval is requested, later
-hooks may still block but may no longer change the params the approver sees; each hook gets
+hooks may still block but may no longer change the params the approver sees; a rewrite is
+applied when its canonical JSON differs from the call's (`canonical`); each hook gets
 its own copy of the event; a hook that raises, returns anything but a hook result, or does not
 answer within `timeout` seconds counts as a block (fail closed). Observers get the same timeout;
 one that hangs is abandoned, never waited for. A timeout can only interrupt a hook that awaits:
@@ -18,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from .canonical import canonical_json
 from .deadline import bounded
 
 log = logging.getLogger("policyctl.runtime")
@@ -74,6 +76,9 @@ class HookOutcome(NamedTuple):  # immutable, and made on every call: a tuple, no
     blocked: str | None = None
     approval: str | None = None
     notes: tuple[str, ...] = ()
+    #: the hooks changed the parameters: their canonical JSON differs from the call's (a
+    #: rewrite of `true` to `1` is a change, though Python calls the two dicts equal)
+    rewritten: bool = False
 
 
 def _name(hook: object) -> str:
@@ -133,7 +138,10 @@ async def run_hooks(
                 )
             else:
                 params = copy.deepcopy(result.params)
-    return HookOutcome(params, None, approval, tuple(notes))
+    if params is event.params:
+        return HookOutcome(params, None, approval, tuple(notes))
+    changed = canonical_json(params) != canonical_json(event.params)
+    return HookOutcome(params, None, approval, tuple(notes), changed)
 
 
 async def notify_observers(

@@ -1,6 +1,7 @@
 """Loop detection (semantics 11): stop a model that calls the same thing over and over.
 
-A call's identity is the tool name plus a hash of its parameters with keys sorted. The last
+A call's identity is the tool name plus its parameters' canonical JSON (`canonical`): key
+order is irrelevant, `1.0` is `1`, but `true` is not `1` and `-1` is not `-2`. The last
 `history` calls are kept. Detectors, each counted over that window:
 - generic repeat: the same identity again;
 - ping-pong: two identities alternating (A B A B ...), counted as the alternating tail;
@@ -15,12 +16,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .canonical import canonical_json
+
 Level = Literal["ok", "warning", "critical"]
-_SCALARS = (str, int, float, bool, type(None))
+_BOOL = "\x00bool"  # the tag of a boolean in a parameters' identity
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +84,28 @@ OK = LoopVerdict("ok")
 _NULL_DIGEST = hash(json.dumps(None))
 
 
-def params_hash(params: dict[str, Any]) -> int | str:
-    """A stable identity of the parameters, independent of key order."""
+def params_hash(params: dict[str, Any]) -> Hashable:
+    """The parameters' identity: equal exactly when their canonical JSON texts are equal.
+
+    Parameters of plain scalars (most calls) are identified by their sorted items, a tuple
+    compared by value (not by its hash: `hash(-1) == hash(-2)`), booleans tagged apart from
+    the numbers Python makes them equal to; the rest by a digest of `canonical_json`."""
+    tagged = False
     for value in params.values():  # a loop, not all(...): this runs on every call
-        if not isinstance(value, _SCALARS):
+        kind = type(value)
+        if kind is bool:
+            tagged = True
+        elif kind is float:
+            if not math.isfinite(value):
+                break  # NaN is not equal to itself: only its text identifies it
+        elif kind is not str and kind is not int and value is not None:
             break
     else:
-        return hash(tuple(sorted(params.items())))
-    text = json.dumps(params, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        if not tagged:
+            return tuple(sorted(params.items()))
+        return tuple(sorted((k, (_BOOL, v) if type(v) is bool else v) for k, v in params.items()))
+    text = canonical_json(params)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 @dataclass
@@ -104,7 +122,7 @@ class LoopDetector:
         """Record a call about to be made; say whether it may proceed."""
         return self.observe_hashed(tool, params_hash(params) if known else None)
 
-    def observe_hashed(self, tool: str, params_digest: int | str | None) -> LoopVerdict:
+    def observe_hashed(self, tool: str, params_digest: Hashable | None) -> LoopVerdict:
         """`observe` of a call whose `params_hash` the caller has (None: an unknown tool), so
         a caller that also records the call's result hashes its parameters once."""
         cfg = self.config
@@ -155,7 +173,7 @@ class LoopDetector:
         """Note a call's outcome: the same result again for the same call is no progress."""
         self.record_hashed(tool, params_hash(params), result)
 
-    def record_hashed(self, tool: str, params_digest: int | str, result: Any) -> None:
+    def record_hashed(self, tool: str, params_digest: Hashable, result: Any) -> None:
         """`record_result` of a call whose `params_hash` the caller has."""
         identity = (tool, params_digest)
         digest: object

@@ -15,7 +15,7 @@ from ..catalog.inventory import Inventory, Tool, marks_mcp
 from ..explain.tool import decide_tool, sandbox_refusal
 from ..names import ascii_problem, fold, mcp_server_part
 from ..pipeline.result import RemovedTool, Resolution
-from .arguments import ArgumentError, coerce_arguments
+from .arguments import ArgumentError, ArgumentProblem, coerce_arguments
 from .mcp import is_mcp_tool
 from .tools import RuntimeTool
 
@@ -30,13 +30,15 @@ MAX_MISSES = 256  # refusals kept per registry (a name is at most 256 characters
 @dataclass(frozen=True)
 class CallError:
     """A call that cannot run: unknown ("unknown"), removed by policy ("refused"), or with
-    arguments the tool's schema refuses ("arguments")."""
+    arguments the tool's schema refuses ("arguments"; `problems` says where: each a JSON
+    pointer into the arguments and a message)."""
 
     tool: str
     message: str
     removal: RemovedTool | None = None
     fix: str | None = None
     kind: Literal["unknown", "refused", "arguments"] = "unknown"
+    problems: tuple[ArgumentProblem, ...] = ()
 
     def to_result(self, detail: RefusalDetail = "full") -> dict[str, Any]:
         """What the model reads. `full`: the policy's whole explanation (layer, entry, file
@@ -63,6 +65,8 @@ class CallError:
                 )
         if self.fix and detail == "full":
             out["fix"] = self.fix
+        if self.problems:
+            out["problems"] = [p.to_json() for p in self.problems]
         return out
 
     @property
@@ -244,7 +248,8 @@ class ToolRegistry:
                 tool, coerce_arguments(raw_arguments, tool.checked_schema, accept=tool.accept)
             )
         except ArgumentError as exc:
-            return CallError(name, f"invalid arguments for {name}: {exc}", kind="arguments")
+            message = f"invalid arguments for {name}: {exc}"
+            return CallError(name, message, kind="arguments", problems=exc.problems)
 
     def _miss(self, name: str, resolution: Resolution) -> CallError:
         key = (self._version, id(resolution), name)

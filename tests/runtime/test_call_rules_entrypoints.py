@@ -58,10 +58,10 @@ def test_a_normal_turn_decides_every_call(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     script = [
         [
-            ("exec", {"command": ["rm", "-rf", "secrets"]}),
+            ("exec", {"command": "rm -rf secrets"}),
             ("read_file", {"path": "secrets/key"}),
             ("read_file", {"path": "notes.txt"}),
-            ("exec", {"command": ["git", "push"]}),
+            ("exec", {"command": "git push"}),
         ]
     ]
     result = asyncio.run(runtime_for(ws, script=script).run_turn(RunContext(), "go"))
@@ -95,7 +95,7 @@ def test_session_grants_last_for_the_session_only(tmp_path: Path) -> None:
         return Approval.SESSION
 
     runtime = runtime_for(ws, approver=approver)
-    push = {"command": ["git", "push"]}
+    push = {"command": "git push"}
     for key in ("agent:main:main", "agent:main:main", "agent:main:other"):
         out = asyncio.run(runtime.run_skill_command(RunContext(session_key=key), "exec", push))
         assert out.veto is None or out.veto.kind != "approval"
@@ -111,7 +111,7 @@ def test_session_grants_are_kept_for_the_most_recent_sessions(tmp_path: Path) ->
         return Approval.SESSION
 
     runtime = runtime_for(ws, approver=approver, sessions=1)
-    push = {"command": ["git", "push"]}
+    push = {"command": "git push"}
     for key in ("agent:main:a", "agent:main:b", "agent:main:a"):
         asyncio.run(runtime.run_skill_command(RunContext(session_key=key), "exec", push))
     assert asked == ["agent:main:a", "agent:main:b", "agent:main:a"]  # a's grant was dropped
@@ -127,7 +127,7 @@ tools:
 
 def test_a_cron_job_keeps_its_creators_call_rules(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    echo = [("exec", {"command": ["echo", "hi"]})]
+    echo = [("exec", {"command": "echo hi"})]
     creator = RunContext(agent="main", sender=Sender(id="42"), session_key="agent:main:main")
     runtime = runtime_for(ws, SENDER_RULE, script=[echo])
     job = runtime.schedule_cron_job(creator, "say hi")
@@ -142,7 +142,7 @@ def test_a_cron_job_keeps_its_creators_call_rules(tmp_path: Path) -> None:
 
 def test_a_subagent_meets_its_parents_call_rules(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
-    echo = [("exec", {"command": ["echo", "hi"]})]
+    echo = [("exec", {"command": "echo hi"})]
     parent_policy = load_policy_text('catalog: nanobot\ntools: {deny: ["exec(echo *)"]}\n')
     runtime = runtime_for(ws, "catalog: nanobot\n", script=[echo])
     parent_ctx = RunContext(agent="main", session_key="agent:main:main", workspace=str(ws))
@@ -203,13 +203,13 @@ def _table_workspace(tmp_path: Path) -> Path:
 
 # (tools: block of the policy, tool, arguments, expected: "ok" or the veto kind)
 TABLE = [
-    ('deny: ["exec(rm *)"]', "exec", {"command": ["rm", "-rf", "docs"]}, "policy"),
-    ('deny: ["exec(rm *)"]', "exec", {"command": ["sh", "-c", "echo x; rm -rf docs"]}, "policy"),
-    ('deny: ["exec(rm *)"]', "exec", {"command": ["echo", "rm"]}, "ok"),
-    ('allow: ["exec(echo *)", read_file]', "exec", {"command": ["ls"]}, "policy"),
-    ('allow: ["exec(echo *)", read_file]', "exec", {"command": ["echo", "hi"]}, "ok"),
-    ('ask: ["exec(echo *)"]', "exec", {"command": ["echo", "hi"]}, "approval"),
-    ('allow: ["exec(git *)"]\n  callDefault: ask', "exec", {"command": ["make"]}, "approval"),
+    ('deny: ["exec(rm *)"]', "exec", {"command": "rm -rf docs"}, "policy"),
+    ('deny: ["exec(rm *)"]', "exec", {"command": "echo x; rm -rf docs"}, "policy"),
+    ('deny: ["exec(rm *)"]', "exec", {"command": "echo rm"}, "ok"),
+    ('allow: ["exec(echo *)", read_file]', "exec", {"command": "ls"}, "policy"),
+    ('allow: ["exec(echo *)", read_file]', "exec", {"command": "echo hi"}, "ok"),
+    ('ask: ["exec(echo *)"]', "exec", {"command": "echo hi"}, "approval"),
+    ('allow: ["exec(git *)"]\n  callDefault: ask', "exec", {"command": "make"}, "approval"),
     ("ask: [read_file]", "read_file", {"path": "notes.txt"}, "approval"),
     ('deny: ["read_file(.env)"]', "read_file", {"path": ".env"}, "policy"),
     ('deny: ["read_file(.env)"]', "read_file", {"path": "env-link"}, "policy"),
@@ -232,7 +232,7 @@ TABLE = [
     ),
     ('deny: ["list_dir(./secrets/)"]', "list_dir", {"path": "secrets"}, "policy"),
     ('deny: ["list_dir(./secrets/)"]', "list_dir", {"path": "docs"}, "ok"),
-    ("deny: [exec]", "exec", {"command": ["echo", "hi"]}, "policy"),
+    ("deny: [exec]", "exec", {"command": "echo hi"}, "policy"),
 ]
 
 

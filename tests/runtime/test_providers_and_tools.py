@@ -50,7 +50,7 @@ class FakeModel(BaseHTTPRequestHandler):
                     {
                         "id": "call_2",
                         "type": "function",
-                        "function": {"name": "exec", "arguments": json.dumps({"command": ["id"]})},
+                        "function": {"name": "exec", "arguments": json.dumps({"command": "id"})},
                     },
                 ],
             }
@@ -132,24 +132,22 @@ def test_workspace_confinement(tmp_path: Path) -> None:
     assert asyncio.run(run("list_dir", path=".")) == ["dirlink/", "link", "sub/"]
 
 
-def test_exec_argument_vector_env_timeout_and_truncation(tmp_path: Path) -> None:
+def test_exec_command_line_env_timeout_and_truncation(tmp_path: Path) -> None:
     tools = {t.name: t for t in make_builtin_tools(tmp_path)}
     exec_tool = tools["exec"]
     assert exec_tool.exclusive and not exec_tool.concurrency_safe
     os.environ["POLICYCTL_TEST_SECRET"] = "leak-me"
     try:
-        out = asyncio.run(
-            exec_tool.execute(command=["sh", "-c", "echo $POLICYCTL_TEST_SECRET; echo $HOME"])
-        )
+        out = asyncio.run(exec_tool.execute(command="echo $POLICYCTL_TEST_SECRET; echo $HOME"))
     finally:
         del os.environ["POLICYCTL_TEST_SECRET"]
     assert "leak-me" not in out["stdout"] and str(tmp_path.resolve()) in out["stdout"]
-    # no shell: metacharacters are plain arguments
-    out = asyncio.run(exec_tool.execute(command=["echo", "a;", "rm", "-rf", "/"]))
+    # a shell command line, as the call rules read it: quoted metacharacters stay words
+    out = asyncio.run(exec_tool.execute(command="echo 'a;' rm -rf /"))
     assert out["stdout"].strip() == "a; rm -rf /"
     with pytest.raises(TimeoutError):
-        asyncio.run(exec_tool.execute(command=["sleep", "5"], timeout=0.2))
-    big = asyncio.run(exec_tool.execute(command=["python3", "-c", "print('x' * 30000 + 'END')"]))
+        asyncio.run(exec_tool.execute(command="sleep 5", timeout=0.2))
+    big = asyncio.run(exec_tool.execute(command="python3 -c \"print('x' * 30000 + 'END')\""))
     assert len(big["stdout"]) < OUTPUT_LIMIT + 100 and big["stdout"].rstrip().endswith("END")
     assert "bytes cut" in big["stdout"]
 
