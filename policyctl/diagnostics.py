@@ -833,6 +833,24 @@ CODES: dict[str, CodeInfo] = _codes(
         "`rm x`. A deny written this way protects nothing.",
     ),
     (
+        "PC438",
+        E,
+        "call rule on a misspelt tool",
+        "A `tool(specifier)` entry names no tool of the catalog, and its specifier is one only a "
+        "catalog tool's argument kind reads (a command, a path, a URL), while a catalog tool "
+        "has a name close to it: `exce(rm *)` next to `exec`. The rule could never match, so "
+        "the deny it was meant to be protects nothing. Correct the tool name.",
+    ),
+    (
+        "PC439",
+        W,
+        "call rule on an unknown tool",
+        "A `tool(key=glob)` entry names a tool that neither the catalog nor the declared "
+        "inventory has, so its rules decide no call; usually a typo (the closest known name "
+        "is suggested). Declare the plugin or MCP tool under `inventory:` if the deployment "
+        "has it. A warning, an error under `--strict`.",
+    ),
+    (
         "PC417",
         W,
         "shadowing check cut short",
