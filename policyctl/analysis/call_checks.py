@@ -131,7 +131,9 @@ def call_rule_checks(
     out.extend(unknown)
     named_nothing = {str(d.source) for d in unknown}
     out.extend(
-        d for d in _never_deciding(policy, matrix, every, runs) if str(d.source) not in named_nothing
+        d
+        for d in _never_deciding(policy, matrix, every, runs)
+        if str(d.source) not in named_nothing
     )
     # a rule the sandbox or subagent layer reuses from its scope is reported once, at its
     # own file:line:col
