@@ -599,6 +599,19 @@ CODES: dict[str, CodeInfo] = _codes(
         "tool is dropped, so a plugin can never stand in for a tool the policy reasons about.",
     ),
     (
+        "PC440",
+        W,
+        "context fields disagree: narrower reading taken",
+        "Two fields of a run's context tell different stories that both could be true: a "
+        "group where the session key names none (a main, DM or subagent key), a spawning "
+        "session whose key names a group the run's key does not, a spawning session, parent "
+        "tools or the spawn trigger on a run whose key and depth say it is no subagent, a "
+        "spawning session deeper than the run's key. The run gets the reading with more "
+        "layers (the group's policy, the subagent layer, the sandbox under non-main): every "
+        "layer only narrows, so it never holds a tool the other reading would refuse. Pass "
+        "the run's own session key to get the reading you mean.",
+    ),
+    (
         "PC406",
         W,
         "caller group ignored",
