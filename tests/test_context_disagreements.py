@@ -151,3 +151,11 @@ def test_the_key_still_decides_between_two_groups(make_policy: MakePolicy) -> No
     res = run(make_policy(POLICY), session_key=GROUP, channel="slack", group="C2")
     assert removed_at(res, "exec") == 7
     assert [w.code for w in res.warnings if w.code in ("PC406", "PC440")] == ["PC406"]
+
+
+def test_a_scheduled_runs_group_applies_without_a_warning(make_policy: MakePolicy) -> None:
+    """A cron key (`cron:<job>`) never names a group: the job's group is no disagreement."""
+    fields = {"session_key": "agent:main:cron:j1", "trigger": "cron"}
+    res = run(make_policy(POLICY), require_tools=False, channel="slack", group="C1", **fields)
+    assert removed_at(res, "exec") == 7
+    assert not [w for w in res.warnings if w.code in ("PC406", "PC440")], res.warnings

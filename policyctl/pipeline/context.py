@@ -198,15 +198,17 @@ def derive(
             )
         if group is not None and keyed.group is None:
             # the key names no group (a main, DM or subagent key): the group only adds its
-            # policy and makes the run a group session
-            notes.append(
-                _narrower(
-                    f'group "{group}" applied',
-                    "the session key names no group, and a run in a group gets the group's "
-                    "policy (and is sandboxed under non-main)",
-                    "pass the group session's key, or drop the group",
+            # policy and makes the run a group session. A scheduled run's key (`cron:<job>`)
+            # never names one: its job's group is no disagreement.
+            if ctx.trigger != "cron":
+                notes.append(
+                    _narrower(
+                        f'group "{group}" applied',
+                        "the session key names no group, and a run in a group gets the group's "
+                        "policy (and is sandboxed under non-main)",
+                        "pass the group session's key, or drop the group",
+                    )
                 )
-            )
             channel = keyed.channel or channel
         else:
             if group is not None and group != keyed.group:
