@@ -514,6 +514,29 @@ CODES: dict[str, CodeInfo] = _codes(
         "written) and names both places. Merge them into one, keeping every deny.",
     ),
     (
+        "PC461",
+        E,
+        "import: Slack channel keyed by name",
+        "An OpenClaw config keys a Slack channel policy by the channel's name (`#general`, "
+        "`general`). OpenClaw matches names as well as ids; policyctl matches the channel id "
+        "of the session key exactly, so the policy would never apply and the channel would get "
+        "a looser one. The import refuses (exit 1, nothing written); key the entry by the "
+        "channel id (C..., G...).",
+    ),
+    (
+        "PC462",
+        E,
+        "import: account-less Slack runs would get another channel map",
+        "OpenClaw gives a Slack run that names no account the channels of the default account "
+        "(`channels.slack.defaultAccount`, else an account called `default`, else, depending "
+        "on the tokens in its environment, the top-level settings or the first account). When "
+        "that account has channels of its own that differ from `channels.slack.channels`, "
+        "policyctl, which applies the top-level map to such runs, could be looser; the import "
+        "refuses. (With no top-level map, the account's map is copied there instead.) Set "
+        "`defaultAccount` to an account without channels of its own, or move the channels to "
+        "the top level.",
+    ),
+    (
         "PC324",
         E,
         "import: exec restriction that cannot be translated",

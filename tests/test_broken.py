@@ -81,4 +81,5 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     # `policyctl import` findings on Claude Code and Gemini CLI files: tests/test_import_calls*
     importer = {f"PC{n}" for n in range(125, 130)}
     importer |= {f"PC{n}" for n in range(323, 327)}  # OpenClaw: tests/test_import_restrictions
+    importer |= {"PC461", "PC462"}  # OpenClaw's Slack channel maps: tests/test_import_slack.py
     assert set(CODES) - runtime_only - callrules_checks - importer == covered
