@@ -887,6 +887,17 @@ CODES: dict[str, CodeInfo] = _codes(
         "has it. A warning, an error under `--strict`.",
     ),
     (
+        "PC441",
+        W,
+        "call rule on an argument the tool does not have",
+        "A `tool(key=glob)` entry reads an argument that the tool's declared parameters "
+        "(`inventory.plugins[].parameters`, a JSON Schema object) do not list: a call that "
+        "follows them never carries it, so the rule never matches (a deny written so protects "
+        "nothing). A schema that admits other keys explicitly (`additionalProperties`) is not "
+        "checked. The closest parameter is suggested. A warning, an error under "
+        "`--strict`.",
+    ),
+    (
         "PC417",
         W,
         "shadowing check cut short",

@@ -211,3 +211,67 @@ def test_a_call_rule_on_a_known_tool_is_not_called_misspelt(tmp_path: Path, entr
 def test_an_unknown_tool_rule_is_an_error_under_strict(tmp_path: Path) -> None:
     found = codes(tmp_path, MISSPELT.replace("{deny}", '"gihub_merge(repo=x)"'), strict=True)
     assert [c for c in found if c.startswith("PC439 error")], found
+
+
+KEYED = """\
+catalog: openclaw
+inventory:
+  plugins:
+    - name: github_merge
+      pluginId: github
+      parameters: {schema}
+tools:
+  allow: [read, github_merge]
+  deny: [{deny}]
+"""
+MERGE_SCHEMA = "{type: object, properties: {repo: {type: string}, branch: {type: string}}}"
+
+
+@pytest.mark.parametrize(
+    ("deny", "schema", "expected"),
+    [
+        ('"github_merge(reop=acme/*)"', MERGE_SCHEMA, 'did you mean "repo"?'),
+        ('"github_merge(repo=acme/*, brnach=main)"', MERGE_SCHEMA, 'did you mean "branch"?'),
+        ('"github_merge(owner=acme)"', MERGE_SCHEMA, "(they are: branch, repo)"),
+    ],
+)
+def test_a_keyed_rule_on_an_argument_the_schema_lacks_is_reported(
+    tmp_path: Path, deny: str, schema: str, expected: str
+) -> None:
+    found = codes(tmp_path, KEYED.replace("{schema}", schema).replace("{deny}", deny))
+    hits = [c for c in found if c.startswith("PC441")]
+    assert len(hits) == 1 and expected in hits[0], found
+
+
+@pytest.mark.parametrize(
+    ("deny", "schema"),
+    [
+        ('"github_merge(repo=acme/*)"', MERGE_SCHEMA),
+        ('"github_merge(repo.name=acme)"', MERGE_SCHEMA),  # a nested key: its head is declared
+        # a schema that admits other keys says nothing about this one
+        ('"github_merge(owner=acme)"', MERGE_SCHEMA[:-1] + ", additionalProperties: true}"),
+        # no parameters declared: nothing to check against
+        ('"github_merge(owner=acme)"', "null"),
+    ],
+)
+def test_a_keyed_rule_the_schema_allows_is_not_reported(
+    tmp_path: Path, deny: str, schema: str
+) -> None:
+    found = codes(tmp_path, KEYED.replace("{schema}", schema).replace("{deny}", deny))
+    assert not [c for c in found if c.startswith("PC441")], found
+
+
+def test_a_key_the_schema_lacks_really_never_matches_a_call() -> None:
+    """The claim behind PC441: a keyed deny on a key the call does not carry refuses nothing,
+    while the same deny on the declared key refuses the call."""
+    from tests_callaround_helpers import one_layer
+
+    from policyctl.callrules import Roots, decide_call, environment_for
+    from policyctl.catalog.load import builtin_catalog
+
+    env = environment_for(builtin_catalog("openclaw"), Roots("/nonexistent", "/nonexistent"), None)
+    args = {"repo": "acme/web", "branch": "main"}
+    for entry, refused in (("github_merge(reop=*)", False), ("github_merge(repo=*)", True)):
+        layers = one_layer(env, "github_merge", deny=[entry])
+        verdict = decide_call(layers, "github_merge", args, env).verdict
+        assert (verdict.entry == entry) is refused, verdict

@@ -16,8 +16,9 @@ report rules that work):
   one), paths under a denied directory of the same anchor, domains and subdomains, IP
   networks, and `key=glob` conditions; anything else is "not shown" and not reported.
 
-Not decidable from the policy and left out: keys a tool's arguments do not have (argument
-schemas live in the runtime registry, not in the catalog) and paths outside the roots a run
+Not decidable from the policy and left out: keys a tool's arguments do not have, unless the
+declared inventory gives the tool's parameters (PC441, `call_checks`; otherwise argument
+schemas live in the runtime registry, not in the catalog), and paths outside the roots a run
 could reach (the workspace and home are the run's, not the policy's).
 """
 
