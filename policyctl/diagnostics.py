@@ -583,6 +583,29 @@ CODES: dict[str, CodeInfo] = _codes(
         "written) and names both places. Merge them into one, keeping every deny.",
     ),
     (
+        "PC461",
+        E,
+        "import: Slack channel keyed by name",
+        "An OpenClaw config keys a Slack channel policy by the channel's name (`#general`, "
+        "`general`). OpenClaw matches names as well as ids; policyctl matches the channel id "
+        "of the session key exactly, so the policy would never apply and the channel would get "
+        "a looser one. The import refuses (exit 1, nothing written); key the entry by the "
+        "channel id (C..., G...).",
+    ),
+    (
+        "PC462",
+        E,
+        "import: account-less Slack runs would get another channel map",
+        "OpenClaw gives a Slack run that names no account the channels of the default account "
+        "(`channels.slack.defaultAccount`, else an account called `default`, else, depending "
+        "on the tokens in its environment, the top-level settings or the first account). When "
+        "that account has channels of its own that differ from `channels.slack.channels`, "
+        "policyctl, which applies the top-level map to such runs, could be looser; the import "
+        "refuses. (With no top-level map, the account's map is copied there instead.) Set "
+        "`defaultAccount` to an account without channels of its own, or move the channels to "
+        "the top level.",
+    ),
+    (
         "PC324",
         E,
         "import: exec restriction that cannot be translated",
@@ -666,6 +689,19 @@ CODES: dict[str, CodeInfo] = _codes(
         "plugin tool shadows a core tool",
         "A plugin or MCP tool has the name of a core tool. The core tool is kept and the plugin "
         "tool is dropped, so a plugin can never stand in for a tool the policy reasons about.",
+    ),
+    (
+        "PC440",
+        W,
+        "context fields disagree: narrower reading taken",
+        "Two fields of a run's context tell different stories that both could be true: a "
+        "group where the session key names none (a main, DM or subagent key), a spawning "
+        "session whose key names a group the run's key does not, a spawning session, parent "
+        "tools or the spawn trigger on a run whose key and depth say it is no subagent, a "
+        "spawning session deeper than the run's key. The run gets the reading with more "
+        "layers (the group's policy, the subagent layer, the sandbox under non-main): every "
+        "layer only narrows, so it never holds a tool the other reading would refuse. Pass "
+        "the run's own session key to get the reading you mean.",
     ),
     (
         "PC406",
@@ -940,6 +976,35 @@ CODES: dict[str, CodeInfo] = _codes(
         "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`) with a command after it: "
         "wrappers are stripped, so `exec(nohup *)` never meets `nohup rm x`, matched as "
         "`rm x`. A deny written this way protects nothing.",
+    ),
+    (
+        "PC438",
+        E,
+        "call rule on a misspelt tool",
+        "A `tool(specifier)` entry names no tool of the catalog, and its specifier is one only a "
+        "catalog tool's argument kind reads (a command, a path, a URL), while a catalog tool "
+        "has a name close to it: `exce(rm *)` next to `exec`. The rule could never match, so "
+        "the deny it was meant to be protects nothing. Correct the tool name.",
+    ),
+    (
+        "PC439",
+        W,
+        "call rule on an unknown tool",
+        "A `tool(key=glob)` entry names a tool that neither the catalog nor the declared "
+        "inventory has, so its rules decide no call; usually a typo (the closest known name "
+        "is suggested). Declare the plugin or MCP tool under `inventory:` if the deployment "
+        "has it. A warning, an error under `--strict`.",
+    ),
+    (
+        "PC441",
+        W,
+        "call rule on an argument the tool does not have",
+        "A `tool(key=glob)` entry reads an argument that the tool's declared parameters "
+        "(`inventory.plugins[].parameters`, a JSON Schema object) do not list: a call that "
+        "follows them never carries it, so the rule never matches (a deny written so protects "
+        "nothing). A schema that admits other keys explicitly (`additionalProperties`) is not "
+        "checked. The closest parameter is suggested. A warning, an error under "
+        "`--strict`.",
     ),
     (
         "PC417",

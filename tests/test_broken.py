@@ -63,6 +63,7 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     # named *.test.yaml): covered by tests/test_validation.py and the golden tests
     runtime_only |= {"PC433", "PC434"}
     runtime_only |= {"PC450", "PC451", "PC452", "PC453", "PC454"}  # unknown context values
+    runtime_only |= {"PC440"}  # disagreeing context fields: tests/test_context_disagreements.py
     runtime_only |= {"PC480"}  # the runtime: a run whose rules ask, with no approver
     runtime_only |= {"PC313"}  # a forged MCP marker: tests/adversarial/test_mcp_mark.py
     runtime_only |= {"PC317"}  # diff's REV:path argument: tests/adversarial/test_revision.py
@@ -82,4 +83,5 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     importer |= {f"PC{n}" for n in range(323, 327)}  # OpenClaw: tests/test_import_restrictions
     # `policyctl hook` and its install and doctor: tests/hooks/
     hooks = {f"PC{n}" for n in range(180, 187)} | {f"PC{n}" for n in range(370, 375)}
+    importer |= {"PC461", "PC462"}  # OpenClaw's Slack channel maps: tests/test_import_slack.py
     assert set(CODES) - runtime_only - callrules_checks - importer - hooks == covered

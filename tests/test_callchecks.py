@@ -165,3 +165,113 @@ def test_the_shadowing_check_says_where_it_stopped(
     assert len(cut) == 1 and '"exec(tool2 *)"' in cut[0], cut
     monkeypatch.setattr(callchecks, "SHADOW_COMPARISONS", 500_000)
     assert not [c for c in codes(tmp_path, text) if c.startswith("PC417")]
+
+
+MISSPELT = """\
+catalog: openclaw
+inventory:
+  plugins: [{name: github_merge, pluginId: github}]
+tools:
+  profile: coding
+  allow: [exec, read, github_merge]
+  deny: [{deny}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("entry", "code", "expected"),
+    [
+        # a catalog tool's specifier on a typo of the tool: a compile error with the name
+        ('"exce(rm *)"', "PC438", 'did you mean "exec"?'),
+        ('"raed(./secrets/**)"', "PC438", 'did you mean "read"?'),
+        ('"web_fecth(domain:evil.test)"', "PC438", 'did you mean "web_fetch"?'),
+        # a keyed rule may be meant for a plugin tool: checked against the declared inventory
+        ('"gihub_merge(repo=acme/*)"', "PC439", 'did you mean "github_merge"?'),
+        ('"nothing_like_it(repo=*)"', "PC439", "neither the catalog nor the declared inventory"),
+    ],
+)
+def test_a_call_rule_on_a_misspelt_tool_names_the_tool_meant(
+    tmp_path: Path, entry: str, code: str, expected: str
+) -> None:
+    found = codes(tmp_path, MISSPELT.replace("{deny}", entry))
+    hits = [c for c in found if c.startswith(code)]
+    assert len(hits) == 1 and expected in hits[0], found
+    # the rule is reported once: not again as one that decides no call (PC472)
+    assert not [c for c in found if c.startswith(("PC354", "PC472"))], found
+
+
+@pytest.mark.parametrize(
+    "entry", ['"github_merge(repo=acme/*)"', '"exec(rm *)"', '"apply_patch(./x)"']
+)
+def test_a_call_rule_on_a_known_tool_is_not_called_misspelt(tmp_path: Path, entry: str) -> None:
+    found = codes(tmp_path, MISSPELT.replace("{deny}", entry))
+    assert not [c for c in found if c.startswith(("PC438", "PC439"))], found
+
+
+def test_an_unknown_tool_rule_is_an_error_under_strict(tmp_path: Path) -> None:
+    found = codes(tmp_path, MISSPELT.replace("{deny}", '"gihub_merge(repo=x)"'), strict=True)
+    assert [c for c in found if c.startswith("PC439 error")], found
+
+
+KEYED = """\
+catalog: openclaw
+inventory:
+  plugins:
+    - name: github_merge
+      pluginId: github
+      parameters: {schema}
+tools:
+  allow: [read, github_merge]
+  deny: [{deny}]
+"""
+MERGE_SCHEMA = "{type: object, properties: {repo: {type: string}, branch: {type: string}}}"
+
+
+@pytest.mark.parametrize(
+    ("deny", "schema", "expected"),
+    [
+        ('"github_merge(reop=acme/*)"', MERGE_SCHEMA, 'did you mean "repo"?'),
+        ('"github_merge(repo=acme/*, brnach=main)"', MERGE_SCHEMA, 'did you mean "branch"?'),
+        ('"github_merge(owner=acme)"', MERGE_SCHEMA, "(they are: branch, repo)"),
+    ],
+)
+def test_a_keyed_rule_on_an_argument_the_schema_lacks_is_reported(
+    tmp_path: Path, deny: str, schema: str, expected: str
+) -> None:
+    found = codes(tmp_path, KEYED.replace("{schema}", schema).replace("{deny}", deny))
+    hits = [c for c in found if c.startswith("PC441")]
+    assert len(hits) == 1 and expected in hits[0], found
+
+
+@pytest.mark.parametrize(
+    ("deny", "schema"),
+    [
+        ('"github_merge(repo=acme/*)"', MERGE_SCHEMA),
+        ('"github_merge(repo.name=acme)"', MERGE_SCHEMA),  # a nested key: its head is declared
+        # a schema that admits other keys says nothing about this one
+        ('"github_merge(owner=acme)"', MERGE_SCHEMA[:-1] + ", additionalProperties: true}"),
+        # no parameters declared: nothing to check against
+        ('"github_merge(owner=acme)"', "null"),
+    ],
+)
+def test_a_keyed_rule_the_schema_allows_is_not_reported(
+    tmp_path: Path, deny: str, schema: str
+) -> None:
+    found = codes(tmp_path, KEYED.replace("{schema}", schema).replace("{deny}", deny))
+    assert not [c for c in found if c.startswith("PC441")], found
+
+
+def test_a_key_the_schema_lacks_really_never_matches_a_call() -> None:
+    """The claim behind PC441: a keyed deny on a key the call does not carry refuses nothing,
+    while the same deny on the declared key refuses the call."""
+    from tests_callaround_helpers import one_layer
+
+    from policyctl.callrules import Roots, decide_call, environment_for
+    from policyctl.catalog.load import builtin_catalog
+
+    env = environment_for(builtin_catalog("openclaw"), Roots("/nonexistent", "/nonexistent"), None)
+    args = {"repo": "acme/web", "branch": "main"}
+    for entry, refused in (("github_merge(reop=*)", False), ("github_merge(repo=*)", True)):
+        layers = one_layer(env, "github_merge", deny=[entry])
+        verdict = decide_call(layers, "github_merge", args, env).verdict
+        assert (verdict.entry == entry) is refused, verdict

@@ -34,6 +34,11 @@ def rule(entry: str, effect: Effect = Effect.ALLOW):  # type: ignore[no-untyped-
         ("exec(env FOO=1 make *)", "write exec(make *)"),
         ("exec(/usr/bin/env python *)", "write exec(python *)"),
         ("exec(time make)", "write exec(make)"),
+        # a glob command word whose every match ends in one name (its last `/` after its stars)
+        ("exec(*/sh *)", "sh is never matched as a command"),
+        ("exec(/usr/*/bash -c *)", "bash is never matched"),
+        ("exec(*/eval *)", "eval runs a string"),
+        ("exec(*/nohup rm *)", "write exec(rm *)"),
     ],
 )
 def test_patterns_the_analysis_never_leaves_in_place(entry: str, words: str) -> None:
@@ -54,6 +59,10 @@ def test_patterns_the_analysis_never_leaves_in_place(entry: str, words: str) -> 
         "web_fetch(domain:x.test)",
         "exec(xargs rm *)",
         "exec(nohupx *)",
+        "exec(*/rm *)",
+        "exec(*sh *)",
+        "exec(/usr/bin/sh*)",
+        "exec(*/ *)",
     ],
 )
 def test_patterns_that_can_match_are_not_reported(entry: str) -> None:
@@ -62,11 +71,19 @@ def test_patterns_that_can_match_are_not_reported(entry: str) -> None:
 
 @pytest.mark.parametrize(
     "entry",
-    ["exec(nohup *)", "exec(sh -c *)", "exec(timeout 5 rm *)", "exec(eval *)"],
+    [
+        "exec(nohup *)",
+        "exec(sh -c *)",
+        "exec(timeout 5 rm *)",
+        "exec(eval *)",
+        "exec(*/sh *)",
+        "exec(*/nohup *)",
+    ],
 )
 def test_a_never_matching_deny_really_refuses_nothing(entry: str) -> None:
     layers = one_layer(ENV, "exec", deny=[entry])
-    for command in ("nohup rm -rf x", "sh -c 'rm x'", "timeout 5 rm -rf x", "eval rm x"):
+    commands = ("nohup rm -rf x", "sh -c 'rm x'", "timeout 5 rm -rf x", "eval rm x")
+    for command in (*commands, "/bin/sh -c 'rm x'", "/usr/bin/nohup rm -rf x"):
         verdict = decide_call(layers, "exec", {"command": command}, ENV).verdict
         assert verdict.entry != entry
 

@@ -227,9 +227,11 @@ def test_session_key_decides_the_group(make_policy: MakePolicy) -> None:
     res = run(policy, session_key="agent:main:slack:group:C1", channel="slack", group="C2")
     assert removed_at(res, "exec") == 7
     assert any(w.code == "PC406" for w in res.warnings)
-    # a DM session has no group: a caller-supplied group is ignored
+    # a DM key names no group: a caller-supplied group only adds its policy (the narrower
+    # reading, PC440); tests/test_context_disagreements.py has every such pair
     res = run(policy, session_key="agent:main:slack:dm:u1", channel="slack", group="C1")
-    assert removed_at(res, "exec") is None
+    assert removed_at(res, "exec") == 7
+    assert any(w.code == "PC440" for w in res.warnings)
     # a DM key names its channel: a caller's other channel is ignored, with a diagnostic
     res = run(policy, session_key="agent:main:slack:dm:u1", channel="telegram")
     assert res.context.channel == "slack"

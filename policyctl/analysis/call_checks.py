@@ -6,6 +6,9 @@ never decide a call (contract section 9), each at the entry's file:line:col.
 - PC471: an allow specifier every call of which a deny (or ask) specifier of the same layer
   policy also meets: the deny wins, the allow never decides a call there; likewise an ask
   specifier a deny of the same layer covers.
+- PC439: a `name(key=glob)` rule on a tool neither the catalog nor the declared inventory has
+  (a typo of a tool: the closest name is suggested).
+- PC441: a `name(key=glob)` rule on a key the tool's declared parameters do not have.
 - PC472: a specifier that decides no call in any context of the matrix: its tool is not
   allowed wherever its list applies (or its list never applies). Checked only on the whole
   matrix: a sample cannot show "in no context".
@@ -16,14 +19,15 @@ findings are warnings, errors under `--strict`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ..callrules.keyed import KeyedMatcher
 from ..callrules.model import Rule, RuleIndex, ToolCallRules
 from ..catalog.model import Catalog
 from ..compile.compiled import CompiledPolicy, tools_scopes
 from ..compile.layers import LayerPolicy
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Severity, did_you_mean
 from ..names import normalize
 from ..pipeline.resolve import resolve
 from .call_cover import covers, never_matching
@@ -125,7 +129,15 @@ def call_rule_checks(
                     found.fix,
                 )
             )
-    out.extend(_never_deciding(policy, matrix, every, runs))
+    unknown = list(_unknown_tools(policy, every))
+    out.extend(unknown)
+    out.extend(_unknown_keys(policy, every))
+    named_nothing = {str(d.source) for d in unknown}
+    out.extend(
+        d
+        for d in _never_deciding(policy, matrix, every, runs)
+        if str(d.source) not in named_nothing
+    )
     # a rule the sandbox or subagent layer reuses from its scope is reported once, at its
     # own file:line:col
     unique: dict[tuple[str, str], Diagnostic] = {}
@@ -203,6 +215,66 @@ def _shadowed(
             lp.scope,
             f'remove "{ask.entry}", or narrow "{hit.entry}"',
         )
+
+
+def _unknown_tools(
+    policy: CompiledPolicy, every: Iterable[tuple[LayerPolicy, Rule]]
+) -> Iterator[Diagnostic]:
+    """PC439: rules on a tool neither the catalog nor the declared inventory has."""
+    catalog = policy.catalog
+    known = set(catalog.tool_ids) | set(policy.default_inventory.names)
+    known.update(catalog.aliases.values())
+    words: list[str] | None = None
+    for lp, rule in every:
+        if rule.tool in known or not _written(rule, catalog):
+            continue
+        words = words if words is not None else sorted(known)
+        best = did_you_mean(rule.tool, words)
+        hint = f'; did you mean "{best}"?' if best else ""
+        yield Diagnostic.make(
+            "PC439",
+            f'"{rule.entry}" in {lp.scope} is a call rule on {rule.tool}, a tool neither the '
+            f"catalog nor the declared inventory has, so it decides no call{hint}",
+            rule.source,  # type: ignore[arg-type]
+            lp.scope,
+            f"write {best}{rule.entry[rule.entry.find('(') :]}"
+            if best
+            else f"declare {rule.tool} under inventory: if the deployment has it",
+        )
+
+
+def _unknown_keys(
+    policy: CompiledPolicy, every: Iterable[tuple[LayerPolicy, Rule]]
+) -> Iterator[Diagnostic]:
+    """PC441: a `name(key=glob)` rule whose key the tool's declared parameters do not have
+    (the inventory gives them: `inventory.plugins[].parameters`). A key no call carries never
+    matches: a deny or ask keyed so protects nothing, an allow admits nothing. A schema that
+    admits other keys explicitly (`additionalProperties: true` or a schema) is not checked."""
+    for lp, rule in every:
+        schema = policy.declared_parameters.get(rule.tool)
+        if schema is None or not isinstance(rule.matcher, KeyedMatcher):
+            continue
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or schema.get("additionalProperties") not in (
+            None,
+            False,
+        ):
+            continue  # a schema that lets other keys in says nothing about this one
+        for cond in rule.matcher.conditions:
+            head = cond.path[0]
+            if head in props or cond.key in props:
+                continue
+            best = did_you_mean(head, sorted(props))
+            hint = f'; did you mean "{best}"?' if best else ""
+            yield Diagnostic.make(
+                "PC441",
+                f'"{rule.entry}" in {lp.scope} reads argument "{head}", which {rule.tool}\'s '
+                f"declared parameters do not list (they are: {', '.join(sorted(props))}): a call "
+                f"that follows them never carries it, so the rule never matches one{hint}",
+                rule.source,  # type: ignore[arg-type]
+                lp.scope,
+                f"write {best}= instead of {head}=" if best else "name one of the parameters",
+            )
 
 
 def _never_deciding(

@@ -8,15 +8,17 @@ report rules that work):
   analysed), `eval`, `source` and `.` (cannot be analysed), bash's reserved words (never a
   command), and wrappers (`timeout`, `nice`, `nohup`, `env`, `command`, `time`) followed by
   more words: the wrapper is stripped, so `exec(nohup *)` never meets `nohup rm x`, which is
-  matched as `rm x`.
+  matched as `rm x`. A command word written as a glob counts when its last `/` follows its
+  last star (`exec(*/sh *)`: every word it matches runs `sh`).
 - `covers(broad, narrow)`: every call `narrow` admits as an allow also meets `broad` as a deny
   or ask (so the allow never decides a call at its layer). Decided for `tool(*)`, equal
   specifiers, shell word patterns (the broad pattern must match every instance of the narrow
   one), paths under a denied directory of the same anchor, domains and subdomains, IP
   networks, and `key=glob` conditions; anything else is "not shown" and not reported.
 
-Not decidable from the policy and left out: keys a tool's arguments do not have (argument
-schemas live in the runtime registry, not in the catalog) and paths outside the roots a run
+Not decidable from the policy and left out: keys a tool's arguments do not have, unless the
+declared inventory gives the tool's parameters (PC441, `call_checks`; otherwise argument
+schemas live in the runtime registry, not in the catalog), and paths outside the roots a run
 could reach (the workspace and home are the run's, not the policy's).
 """
 
@@ -51,10 +53,12 @@ def never_matching(rule: Rule) -> NeverMatches | None:
         return None
     items = matcher.pattern.items
     first = items[0]
-    if first is STAR or first.literal is None:
+    if first is STAR:
         return None
     word = first.literal
-    name = basename(word)
+    name = basename(word) if word is not None else _fixed_basename(first.parts)
+    if name is None:
+        return None
     tool = rule.tool
     if name in SHELLS:
         return NeverMatches(
@@ -69,7 +73,7 @@ def never_matching(rule: Rule) -> NeverMatches | None:
             "be analysed and gets the scope's callDefault",
             f"deny {tool}(*) or set callDefault: deny where {name} must not run",
         )
-    if word in RESERVED:
+    if word is not None and word in RESERVED:
         return NeverMatches(
             f'"{word}" is a reserved word of bash, never the name of a command: the commands '
             "inside the compound command are decided one by one",
@@ -85,6 +89,15 @@ def never_matching(rule: Rule) -> NeverMatches | None:
             f"write {suggestion}: the rule then applies with or without {name}",
         )
     return None
+
+
+def _fixed_basename(parts: tuple[str, ...]) -> str | None:
+    """The command name every word a glob matches ends in, when its last `/` comes after its
+    last star: `*/sh` and `/usr/*/bin/bash` name only `sh` and `bash`, which the analysis
+    never leaves in place as the command (a glob ending in a star names any command)."""
+    tail = parts[-1]
+    slash = tail.rfind("/")
+    return tail[slash + 1 :] or None if slash >= 0 else None
 
 
 def _after_wrapper_options(items: tuple[PatternItem, ...]) -> str | None:

@@ -38,7 +38,7 @@ def distinct_runs(policy: CompiledPolicy, matrix: Matrix) -> list[DistinctRun]:
     A context's key needs only its layer plans (`Resolver.run_plan`: derived facts and
     memoised shapes, no decision); the first context of each group is resolved, and that
     resolution stands for the group."""
-    gated = [t.providers for t in policy.catalog.tools if t.providers is not None]
+    gated = gated_tools(policy)
     resolver = resolver_for(policy)
     runs: dict[RunKey, DistinctRun] = {}
     # every context's plans stay alive until the walk ends: a policy built for one run (an
@@ -47,7 +47,7 @@ def distinct_runs(policy: CompiledPolicy, matrix: Matrix) -> list[DistinctRun]:
     for cell in matrix.contexts:
         facts, plans = resolver.run_plan(cell.context)
         seen.append(plans)
-        key = _key(facts, plans, gated)
+        key = run_key(facts, plans, gated)
         run = runs.get(key)
         if run is None:
             res = resolver.resolve_in(policy, cell.context, None, False)
@@ -59,7 +59,12 @@ def distinct_runs(policy: CompiledPolicy, matrix: Matrix) -> list[DistinctRun]:
 _INHERITANCE = Layer.INHERITANCE - 1
 
 
-def _key(facts: Facts, plans: tuple[LayerPlan, ...], gated: list[frozenset[str]]) -> RunKey:
+def gated_tools(policy: CompiledPolicy) -> list[frozenset[str]]:
+    """The provider sets of the catalog's provider-gated tools (what `run_key` reads)."""
+    return [t.providers for t in policy.catalog.tools if t.providers is not None]
+
+
+def run_key(facts: Facts, plans: tuple[LayerPlan, ...], gated: list[frozenset[str]]) -> RunKey:
     """Which policy each layer applies (compiled policies are shared objects, so identity is
     equality; the walk keeps every policy named here alive while the key is used), plus what
     the construction filters read: the owner flag, and which provider-gated tools the

@@ -24,12 +24,18 @@ from ..diagnostics import PolicyError, Source
 from ..document.extends import load_document
 from ..explain.tool import decide_tool
 from ..formats.strict import StrictModel as _Strict
-from ..pipeline.lineage import LeafCannotSpawn, child_context
 from ..pipeline.resolve import resolve
 from ..pipeline.result import Resolution
 from .checks import iter_scopes
 from .contextspec import ContextSpec
-from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
+from .invariants import (
+    INVARIANT_MAX_CONTEXTS,
+    NeverInvariant,
+    SubsetInvariant,
+    check_never,
+    check_subset,
+    walk,
+)
 from .testnames import named_policy_path, names_nothing, normal_name, stands_for
 
 if TYPE_CHECKING:
@@ -60,29 +66,6 @@ class Case(_Strict):
     context: ContextSpec = ContextSpec()
     expect: Expect = Expect()
     calls: list[CallCase] = []
-
-
-class Condition(_Strict):
-    """Which matrix contexts an invariant does not apply to (every given field must match)."""
-
-    owner: bool | None = None
-    agent: str | None = None
-    channel: str | None = None
-    group: str | None = None
-    role: str | None = None
-
-
-class NeverRule(_Strict):
-    tools: list[str]
-    unless: Condition | None = None
-
-
-class NeverInvariant(_Strict):
-    never: NeverRule
-
-
-class SubsetInvariant(_Strict):
-    subagent_subset_of_parent: bool = Field(alias="subagentSubsetOfParent")
 
 
 class PolicyTestFile(_Strict):
@@ -248,21 +231,6 @@ def check_case(
     return failures
 
 
-def _matches(condition: Condition | None, res: Resolution) -> bool:
-    if condition is None:
-        return False
-    ctx = res.context
-    checks = {
-        "owner": ctx.is_owner,
-        "agent": ctx.agent,
-        "channel": ctx.channel,
-        "group": ctx.group,
-        "role": ctx.role,
-    }
-    given = condition.model_dump(exclude_none=True)
-    return bool(given) and all(checks[k] == v for k, v in given.items())
-
-
 def _record_coverage(res: Resolution, covered: set[tuple[str, str]]) -> None:
     """Entries that decided something in this run: a deny entry that removed a tool, or the
     allow entry that let a tool through a restrictive allow list."""
@@ -317,7 +285,7 @@ def _record_call_coverage(decided: list[CallDecision], covered: set[str]) -> Non
 def run_test_file(
     path: str | Path,
     *,
-    max_contexts: int = DEFAULT_MAX_CONTEXTS,
+    max_contexts: int = INVARIANT_MAX_CONTEXTS,
     coverage: bool = False,
     allow_sampled: bool = False,
 ) -> FileResult:
@@ -370,49 +338,19 @@ def run_test_file(
 def _check_invariants(
     policy: CompiledPolicy, spec: PolicyTestFile, locations: Any, max_contexts: int, out: FileResult
 ) -> list[CaseResult]:
-    matrix = context_matrix(policy, max_contexts)
-    out.contexts_checked, out.contexts_total = len(matrix.contexts), matrix.total
-    resolved = [
-        (cell, resolve(policy, cell.context, require_tools=False)) for cell in matrix.contexts
-    ]
+    walked = walk(policy, max_contexts)
+    out.contexts_checked, out.contexts_total = len(walked.contexts), walked.matrix.total
     results = []
     for i, inv in enumerate(spec.invariants):
         src = locations.value(("invariants", i))
         if isinstance(inv, NeverInvariant):
             names = [normal_name(t, policy) for t in inv.never.tools]
             result = CaseResult(f"never: {', '.join(names)}", src, kind="invariant")
-            named: set[str] = set()
-            for cell, res in resolved:
-                for name in names:
-                    tools = stands_for(name, res, policy)
-                    if tools:
-                        named.add(name)
-                    if _matches(inv.never.unless, res):
-                        continue
-                    for tool in tools:
-                        if res.is_allowed(tool):
-                            result.failures.append(f"{cell.label}: {tool} is allowed")
-                            result.failures.extend("  " + line for line in _trail(res, tool))
-            # a name no context's inventory has would pass in every context: a typo, or a
-            # tool the test cannot see (declare it in the policy's `inventory`)
-            if resolved:
-                last = resolved[-1][1]
-                result.failures.extend(names_nothing(n, last) for n in names if n not in named)
+            result.failures.extend(check_never(inv, policy, walked, _trail))
             results.append(result)
         elif inv.subagent_subset_of_parent:
             result = CaseResult("subagentSubsetOfParent", src, kind="invariant")
-            for cell, res in resolved:
-                if res.context.subagent_depth:
-                    continue
-                try:
-                    child = resolve(
-                        policy, child_context(cell.context, res, "invariant"), require_tools=False
-                    )
-                except LeafCannotSpawn:
-                    continue
-                extra = sorted(set(child.allowed) - set(res.allowed))
-                if extra:
-                    result.failures.append(f"{cell.label}: a child gets {', '.join(extra)}")
+            result.failures.extend(check_subset(inv, walked))
             results.append(result)
     return results
 

@@ -175,6 +175,18 @@ class CallCompiler:
                         "retype the entry without it",
                     )
                 )
+            near = self._misspelt(tool, text)
+            if near is not None:
+                raise SpecifierError(
+                    SpecifierProblem(
+                        "PC438",
+                        f'"{tool}" is no tool of the catalog, so this rule could never match; '
+                        f'did you mean "{near}"?',
+                        text,
+                        lead,
+                        f"write {near}{text[text.find('(') :].strip()}",
+                    )
+                )
             members = self.catalog.covers.get(tool, (tool,))
             if any(self.specs.get(m, KEYED_ONLY).kind.value == "shell" for m in members):
                 _check_command_word(text)
@@ -193,6 +205,21 @@ class CallCompiler:
             self.problems.append(to_diagnostic(exc.problem, source, path, _opening_quote(source)))
             return None
         return tool, built
+
+    def _misspelt(self, tool: str, text: str) -> str | None:
+        """The catalog tool a rule's unknown tool name is a typo of, for a specifier only a
+        catalog tool's argument kind reads (`exce(rm *)`); a `name(key=glob)` rule may be
+        meant for a plugin tool, which validate checks against the declared inventory."""
+        from ..callrules.keyed import looks_keyed
+        from ..diagnostics import did_you_mean
+
+        catalog = self.catalog
+        if tool in catalog.tool_ids or tool in catalog.covers or tool in self.specs:
+            return None
+        inner = text[text.find("(") + 1 : text.rstrip().rfind(")")].strip()
+        if inner == "*" or looks_keyed(inner):
+            return None
+        return did_you_mean(tool, sorted(self.specs))
 
     def scope_calls(self, lists: CallLists) -> ScopeCalls | None:
         """Group one layer policy's rules by tool (None when it has no call rules)."""

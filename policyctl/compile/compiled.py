@@ -6,8 +6,9 @@ Every mapping is read-only (`MappingProxyType`), every sequence a tuple; nothing
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from ..catalog.inventory import Inventory, Tool
 from ..catalog.model import Catalog
@@ -132,6 +133,9 @@ class _Weakly:
     __slots__ = ("__weakref__",)
 
 
+_NO_PARAMETERS: Mapping[str, Mapping[str, Any]] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class CompiledPolicy(_Weakly):
     """Everything a resolve needs, built once, immutable, shared freely across threads.
@@ -163,6 +167,11 @@ class CompiledPolicy(_Weakly):
     default_inventory: Inventory
     #: whether any scope has call rules: a run of a policy without them skips call rules
     has_call_rules: bool = False
+    #: declared plugin tool -> its parameters schema, where the inventory gives one (validate
+    #: checks keyed call rules against it; a bundle does not carry it)
+    declared_parameters: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: _NO_PARAMETERS
+    )
 
     def default_tools(self) -> list[Tool]:
         return list(self.default_inventory.tools)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog.inventory import Inventory, Tool, core_tools, marks_mcp, mcp_tools
 from ..catalog.model import Catalog
@@ -636,7 +636,15 @@ def compile_document(
         memory_flush=memory,
         default_inventory=Inventory.build([*core_tools(catalog), *declared], catalog),
         has_call_rules=c.calls.used,
+        declared_parameters=_declared_parameters(doc),
     )
+
+
+def _declared_parameters(doc: PolicyDocument) -> Mapping[str, Mapping[str, Any]]:
+    """Declared plugin tools whose parameters the inventory gives (folded tool names)."""
+    plugins = doc.inventory.plugins if doc.inventory is not None else None
+    found = {fold(p.name): p.parameters for p in plugins or () if p.parameters is not None}
+    return MappingProxyType(found)
 
 
 def relative_catalog_dir(index: LocationIndex, root: str) -> Path:

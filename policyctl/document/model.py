@@ -240,6 +240,12 @@ class PluginToolDecl(_Strict):
         description="An optional tool exists only when some allow list names it, its plugin "
         "or group:plugins.",
     )
+    parameters: dict[str, Any] | None = Field(
+        None,
+        description="The tool's parameters as its plugin declares them (a JSON Schema object "
+        "with `properties`); validate checks the argument keys of `name(key=glob)` call rules "
+        "against it (PC441).",
+    )
 
 
 class McpServerDecl(_Strict):

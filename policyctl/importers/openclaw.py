@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..names import fold
+from .openclaw_slack import accountless_map, named_channels
 
 _POLICY_KEYS = ("allow", "alsoAllow", "deny")
 _TOOLS_KEYS = ("profile", *_POLICY_KEYS, "byProvider", "toolsBySender", "sandbox", "subagents")
@@ -290,9 +291,30 @@ def _channels(imp: _Importer, value: Any) -> dict[str, Any]:
                     entry["accounts"] = accounts
             else:
                 imp.skip(f"{cpath}.{ckey}")
+        if fold(str(name)) == "slack":
+            _slack_sessions(imp, cmap, entry)
         if entry:
             channels[str(name)] = entry
     return channels
+
+
+def _slack_sessions(imp: _Importer, slack: Mapping[str, Any], entry: dict[str, Any]) -> None:
+    """What OpenClaw's choice of a Slack run's channel map needs from the import
+    (`openclaw_slack`): channels keyed by id, and runs naming no account kept as narrow."""
+    findings = list(named_channels(slack))
+    adopt, refused = accountless_map(slack)
+    for found in (*findings, *refused):
+        imp.problems.append(ImportProblem(found.code, found.message, found.at, found.fix))
+    if adopt is not None and not findings:
+        entry["groups"] = copy.deepcopy(entry["accounts"][adopt]["groups"])
+        imp.notes.append(
+            f"channels.slack.groups: copied from account {adopt!r}, whose channels OpenClaw "
+            "applies to Slack runs that name no account (it may be the default account); a "
+            "run of an account with no configuration gets them too (OpenClaw: none)"
+        )
+        imp.remarks[("channels", "slack", "groups")] = (
+            f"copied from account {adopt}: runs that name no account get its channels"
+        )
 
 
 def _group_maps(
@@ -318,7 +340,8 @@ def _group_maps(
                     )
                 )
             groups[gid] = group
-            if gid.startswith("#"):
+            # (a Slack channel keyed by name is an error: PC461, openclaw_slack)
+            if gid.startswith("#") and fold(str(at[1])) != "slack":
                 imp.notes.append(
                     f'{path}.channels."{gid}" names a channel by name: OpenClaw resolves it to '
                     "an id at start-up, policyctl matches the id of the session key exactly; "

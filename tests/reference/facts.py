@@ -72,10 +72,12 @@ def _sandbox_mode(doc: dict[str, Any], agent: str | None) -> str:
 
 
 def _is_main_session(
-    doc: dict[str, Any], agent: str | None, key: str | None, group: str | None
+    doc: dict[str, Any], agent: str | None, key: str | None, group: str | None, spawned: bool
 ) -> bool:
+    if group is not None or spawned:
+        return False  # a group's run or a subagent's is never the main session
     if key is None:
-        return group is None  # a run that names a group is a group session
+        return True
     session = doc.get("session") or {}
     main_key = "global" if session.get("scope") == "global" else session.get("mainKey") or "main"
     names = {"main", main_key}
@@ -84,32 +86,49 @@ def _is_main_session(
     return key in names
 
 
+def _subagents_in(facts: KeyFacts | None) -> int:
+    if facts is None or not facts.rest.startswith("subagent:"):
+        return 0
+    return facts.rest.split(":").count("subagent")
+
+
 def facts_of(doc: dict[str, Any], ctx: RunContext, quirks: frozenset[str] = frozenset()) -> Facts:
     key = ctx.session_key
     own = read_key(key) if key is not None else None
+    spawner = read_key(ctx.spawned_by) if ctx.spawned_by else None
     agent = (own.agent if own and own.agent else None) or ctx.agent
-    is_subagent = bool(own and own.rest.startswith("subagent:"))
-    depth = 0
-    if is_subagent and own is not None:
-        # The key is the authority on how deep (7.10): a caller's subagentDepth that
-        # disagrees (0, or a shallower depth that would make a leaf an orchestrator) is ignored.
-        depth = own.rest.split(":").count("subagent")
-        # a caller may claim a deeper run (that only takes tools away), never a shallower one
-        depth = max(depth, ctx.subagent_depth or 0)
+    # How deep (7.10): the key's count of subagent parts at least, a caller may only claim a
+    # deeper run; a run spawned by a subagent is one deeper than it; and anything that says
+    # the run was spawned (a spawning session, a parent's tools outside cron, the spawn
+    # trigger) makes it a subagent at depth 1 at least: the reading with more layers.
+    depth = max(_subagents_in(own), ctx.subagent_depth or 0)
+    if _subagents_in(spawner):
+        depth = max(depth, _subagents_in(spawner) + 1)
+    if (
+        ctx.spawned_by
+        or ctx.trigger == "spawn"
+        or (ctx.parent is not None and ctx.trigger != "cron")
+    ):
+        depth = max(depth, 1)
+    is_subagent = depth > 0
     # Channel and group come from the session key, or from the spawning session's key for a
-    # spawned run. A key always decides the group (a main or DM key: no group); a key that
-    # names no channel or account leaves the caller's (the spec is silent there; a cron run's
-    # channel and account are the caller's word).
+    # spawned run (or for any run whose own key names no group while the spawner's does). A
+    # key decides which group, but where it names none, a group the caller names applies
+    # (it only adds a layer); a key that names no channel or account leaves the caller's.
     origin = own
-    if ctx.spawned_by and is_subagent:
-        origin = read_key(ctx.spawned_by)
+    if spawner is not None and (
+        own is None
+        or own.rest.startswith("subagent:")
+        or (own.group is None and spawner.group is not None)
+    ):
+        origin = spawner
     if origin is None:
         channel, account, group = ctx.channel, ctx.account, ctx.group
     else:
-        channel, group = origin.channel or ctx.channel, origin.group
+        channel, group = origin.channel or ctx.channel, origin.group or ctx.group
         account = origin.account or ctx.account
     mode = _sandbox_mode(doc, agent)
-    main = _is_main_session(doc, agent, key, group)
+    main = _is_main_session(doc, agent, key, group, is_subagent)
     sandboxed = mode == "all" or (mode == "non-main" and not main)
     return Facts(
         agent=agent,
