@@ -303,8 +303,26 @@ CODES: dict[str, CodeInfo] = _codes(
         "PC308",
         E,
         "no callable tools",
-        "Explicit allow lists leave the run with no tools at all; the run stops before the "
-        "model is asked.",
+        "Some runs the file declares are left with no tools at all, named with the layer and "
+        "list that removed the last ones: explicit allow lists (such a run stops before the "
+        'model is asked), or a deny entry such as `deny: ["*"]`. When that is the intent '
+        "(a banned sender), add `expectEmpty: true` to the scope that bans them.",
+    ),
+    (
+        "PC309",
+        E,
+        "declared empty but keeps tools",
+        "A scope says `expectEmpty: true`, yet some runs it applies to still have tools: the "
+        'ban it declares does not hold. Deny everything there (`deny: ["*"]`) or remove the '
+        "declaration.",
+    ),
+    (
+        "PC310",
+        E,
+        "expectEmpty on the sandbox policy",
+        "`expectEmpty` declares that the runs of a scope have no tools on purpose; the sandbox "
+        "policy applies by session kind, so declare it on the agent, group or sender scope "
+        "instead.",
     ),
     # -- call rules (policyctl/callrules; the specifier parsers report these) --------------
     (

@@ -195,8 +195,9 @@ def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:
             )
         elif gone_at is not None and layer.stage > gone_at:
             print(f"{head}: applied (tool already removed)")
-        elif tool in layer.removed:
-            print(f"{head}: applied, {paint('removed ' + tool, 'red')}")
+        elif tool in layer.removed and gone is not None:
+            # the list that removed it (`tools.deny`), not the layer's allow label
+            print(f"  [{layer.stage:>2}] {gone.label}: applied, {paint('removed ' + tool, 'red')}")
         else:
             print(f"{head}: applied, kept {tool}")
         if layer.detail:  # which of several rules applied, and which it shadowed

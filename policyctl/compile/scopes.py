@@ -17,7 +17,7 @@ from ..catalog.model import Catalog
 from ..diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
 from ..document.keys import own_session_kind
 from ..document.model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
-from ..located import LocationIndex, format_path, join_path
+from ..located import LocationIndex, format_path, join_path, scope_list
 from ..names import (
     SENDER_KINDS,
     ascii_problem,
@@ -210,11 +210,15 @@ class _Compiler:
         allow = plain_allow = None
         if tp.allow is not None:
             names = self.entries(
-                tp.allow, (*path, "allow"), where=f"{where}.allow", calls=allow_sink
+                tp.allow, (*path, "allow"), where=scope_list(where, "allow"), calls=allow_sink
             )
             cat = self.catalog
             allow = build_list(
-                f"{where}.allow", self.index.value((*path, "allow")), names, cat.groups, cat.covers
+                scope_list(where, "allow"),
+                self.index.value((*path, "allow")),
+                names,
+                cat.groups,
+                cat.covers,
             )
             if allow_sink.rules:
                 plain = [e for e in names if not is_call_rule(e.raw)]
@@ -223,13 +227,15 @@ class _Compiler:
                 allow = None
         deny = None
         if tp.deny is not None:
-            deny = self.entry_list(tp.deny, (*path, "deny"), where=f"{where}.deny", calls=deny_sink)
+            deny = self.entry_list(
+                tp.deny, (*path, "deny"), where=scope_list(where, "deny"), calls=deny_sink
+            )
             if deny_sink.only_rules:
                 deny = None
         plain_ask = None
         if tp.ask is not None:
             plain_ask = self.entry_list(
-                tp.ask, (*path, "ask"), where=f"{where}.ask", calls=ask_sink
+                tp.ask, (*path, "ask"), where=scope_list(where, "ask"), calls=ask_sink
             )
             if plain_ask.empty:
                 plain_ask = None
@@ -268,15 +274,18 @@ class _Compiler:
             )
         allow, deny, lists = self.policy_lists(tp, path, where)
         if allow is None and tp.also_allow:
-            also_where = f"{where}.alsoAllow"
+            also_where = scope_list(where, "alsoAllow")
             star = Entry("*", "*", also_where, self.index.value((*path, "alsoAllow")), "catalog")
             allow = self.entry_list(
                 tp.also_allow, (*path, "alsoAllow"), extra=[star], where=also_where
             )
         calls = self.calls.scope_calls(lists)
-        if allow is None and deny is None and calls is None:
+        # a declared-empty scope applies even with nothing to remove: validate must see it
+        # to report the runs it leaves with tools (PC309)
+        declared = self.index.value((*path, "expectEmpty")) if tp.expect_empty else None
+        if allow is None and deny is None and calls is None and declared is None:
             return None
-        return LayerPolicy(label, where, allow, deny, calls=calls)
+        return LayerPolicy(label, where, allow, deny, calls=calls, expect_empty=declared)
 
     def senders(
         self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str
@@ -386,6 +395,16 @@ class _Compiler:
         sandbox = None
         if tc.sandbox is not None and tc.sandbox.tools is not None:
             st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
+            if st.expect_empty:
+                self.report(
+                    "PC310",
+                    "expectEmpty cannot be declared on the sandbox policy: whether a run is "
+                    "sandboxed depends on its session, not on a scope an operator bans",
+                    (*spath, "expectEmpty"),
+                    key=True,
+                    fix="declare expectEmpty on the agent, group or sender scope whose runs "
+                    "have no tools on purpose",
+                )
             s_allow, s_deny, s_calls = self.policy_lists(st, spath, format_path(spath))
             sandbox = SandboxLists(
                 s_allow,
