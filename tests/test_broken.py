@@ -64,6 +64,8 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     runtime_only |= {"PC433", "PC434"}
     runtime_only |= {"PC450", "PC451", "PC452", "PC453", "PC454"}  # unknown context values
     runtime_only |= {"PC480"}  # the runtime: a run whose rules ask, with no approver
+    # bundle keys and signatures: a bundle is JSON with no header; tests/test_bundle_trust.py
+    runtime_only |= {"PC160", "PC161", "PC162", "PC163"}
     runtime_only |= {"PC313"}  # a forged MCP marker: tests/adversarial/test_mcp_mark.py
     runtime_only |= {"PC317"}  # diff's REV:path argument: tests/adversarial/test_revision.py
     runtime_only |= {
