@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..catalog.inventory import Inventory, Tool, core_tools, marks_mcp, mcp_tools
 from ..catalog.model import Catalog
 from ..diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
-from ..document.keys import own_session_kind
+from ..document.keys import normal_key, own_session_kind
 from ..document.model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
 from ..located import LocationIndex, format_path, join_path, scope_list
 from ..names import (
@@ -294,13 +294,18 @@ class _Compiler:
             return None
         table: dict[str, LayerPolicy | None] = {}
         prefix = format_path(path)
+        written: set[str | None] = set()
         for key, tp in raw.items():
             norm = self.sender_key(key, (*path, key))
             if norm is None:
                 continue
             if norm in table:
-                self.report("PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True)
+                if not _already_reported("sender", key, written):
+                    self.report(
+                        "PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True
+                    )
                 continue
+            written.add(normal_key("sender", key))
             table[norm] = self.scope_policy(tp, (*path, key), label, join_path(prefix, key))
         return SenderTable(label, frozen(table))
 
@@ -373,13 +378,27 @@ class _Compiler:
         )
         policy = self.scope_policy(tc, path, f"{prefix}tools.allow")
         by_provider: dict[str, ProviderScope] = {}
+        first: dict[str, str] = {}
+        written: set[str | None] = set()
         for key, ptc in (tc.by_provider or {}).items():
             ppath = (*path, "byProvider", key)
             self.check_id(key, "byProvider key", ppath)
             norm = provider_key(key, self.catalog.canonical_provider)
             if norm in by_provider:
-                self.report("PC380", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
+                # a repeat only the catalog's provider aliases reveal (`bedrock` next to
+                # `amazon-bedrock`); one spelled alike is PC311's, reported once
+                if not _already_reported("provider", key, written):
+                    self.report(
+                        "PC380",
+                        f'byProvider key "{key}" repeats "{first[norm]}": both are provider '
+                        f'"{norm}"',
+                        ppath,
+                        key=True,
+                        fix=f'merge the two into one "{first[norm]}" entry',
+                    )
                 continue
+            first[norm] = key
+            written.add(normal_key("provider", key))
             by_provider[norm] = ProviderScope(
                 format_path(ppath),
                 self.check_profile(ptc.profile, (*ppath, "profile")),
@@ -574,6 +593,12 @@ class _Compiler:
                     fix="rename the plugin tool",
                 )
         return tuple(tools)
+
+
+def _already_reported(kind: str, key: str, written: set[str | None]) -> bool:
+    """Whether a repeated key repeats an earlier key's document normal form: the load reported
+    that collision (PC311) at this very key, and one mistake gets one diagnostic."""
+    return normal_key(kind, key) in written
 
 
 def compile_document(
