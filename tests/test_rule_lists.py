@@ -125,6 +125,9 @@ def test_a_removal_is_named_by_its_list(
     out = capsys.readouterr().out
     assert f"({where})" in out
     assert f"] {where}: applied, removed {tool}" in out
+    # the whole trail names the deny list after the tools it removed
+    main(["explain", str(policy_file), "--trail", *_flags(ctx)])
+    assert f" by {where})" in capsys.readouterr().out
     # simulate: the refusal of a call to it
     calls = policy_file.parent / "calls.jsonl"
     calls.write_text(json.dumps({"tool": tool, "args": {}}) + "\n")
