@@ -322,6 +322,38 @@ CODES: dict[str, CodeInfo] = _codes(
         "missing key",
         "A required key is missing, for example `id` in a legacy `agents.list` item.",
     ),
+    # -- bundle keys and signatures (compile/bundlekeys.py) --------------------------------
+    (
+        "PC160",
+        E,
+        "bundle key variable set to nothing",
+        'POLICYCTL_BUNDLE_KEY_FILE is set but empty. Read as "no key", it would turn '
+        "signature checks off without a word; set it to the key file's path, or unset it.",
+    ),
+    (
+        "PC161",
+        W,
+        "bundle key readable by others",
+        "The HMAC key bundles are signed with can be read by the file's group or by others; "
+        "whoever reads it can sign a forged bundle. `chmod 600` it (ssh refuses private keys "
+        "in the same state).",
+    ),
+    (
+        "PC162",
+        W,
+        "unsigned bundle, no key configured",
+        "The bundle has hashes but no signature, and no key is configured where it is loaded. "
+        "The hashes are unkeyed: whoever can write the bundle can remove a deny and recompute "
+        "them. Sign it with `policyctl compile --key KEYFILE` and set POLICYCTL_BUNDLE_KEY_FILE "
+        "to that key; then unsigned or forged bundles are refused.",
+    ),
+    (
+        "PC163",
+        W,
+        "signed bundle, signature not checked",
+        "The bundle is signed, but no key is configured where it is loaded, so its signature "
+        "was not checked. Set POLICYCTL_BUNDLE_KEY_FILE to the key it was signed with.",
+    ),
     (
         "PC301",
         E,
@@ -372,8 +404,26 @@ CODES: dict[str, CodeInfo] = _codes(
         "PC308",
         E,
         "no callable tools",
-        "Explicit allow lists leave the run with no tools at all; the run stops before the "
-        "model is asked.",
+        "Some runs the file declares are left with no tools at all, named with the layer and "
+        "list that removed the last ones: explicit allow lists (such a run stops before the "
+        'model is asked), or a deny entry such as `deny: ["*"]`. When that is the intent '
+        "(a banned sender), add `expectEmpty: true` to the scope that bans them.",
+    ),
+    (
+        "PC309",
+        E,
+        "declared empty but keeps tools",
+        "A scope says `expectEmpty: true`, yet some runs it applies to still have tools: the "
+        'ban it declares does not hold. Deny everything there (`deny: ["*"]`) or remove the '
+        "declaration.",
+    ),
+    (
+        "PC310",
+        E,
+        "expectEmpty on the sandbox policy",
+        "`expectEmpty` declares that the runs of a scope have no tools on purpose; the sandbox "
+        "policy applies by session kind, so declare it on the agent, group or sender scope "
+        "instead.",
     ),
     # -- call rules (policyctl/callrules; the specifier parsers report these) --------------
     (

@@ -140,6 +140,12 @@ def join_path(head: str, part: str | int) -> str:
     return f"{head}.{part}" if head else part
 
 
+def scope_list(scope: str, name: str) -> str:
+    """The path of one list of a scope (`tools.toolsBySender["id:42"]` + `deny`): every label
+    that names the list a rule is written in (trail, refusals, approvals, JSON) is made here."""
+    return join_path(scope, name)
+
+
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 

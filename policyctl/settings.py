@@ -97,8 +97,12 @@ def default_limits() -> Limits:
     )
 
 
+BUNDLE_KEY_VARIABLE = "POLICYCTL_BUNDLE_KEY_FILE"
+
+
 def bundle_key_file() -> str | None:
     """POLICYCTL_BUNDLE_KEY_FILE: the HMAC key that bundles are signed with and verified
-    against. When it is set, every bundle loaded must carry a valid signature."""
-    value = os.environ.get("POLICYCTL_BUNDLE_KEY_FILE", "").strip()
-    return value or None
+    against. When it is set, every bundle loaded must carry a valid signature. None when it is
+    unset; "" when it is set to nothing (an error for whoever needs the key, never "no key")."""
+    value = os.environ.get(BUNDLE_KEY_VARIABLE)
+    return None if value is None else value.strip()

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from reference.bugs import QUIRKS
 from reference.merge import extended, loosened, tightened
-from reference.pipeline import Outcome, run
+from reference.pipeline import Outcome, engine_labels, run
 
 from policyctl import PolicyError, RunContext, Sender, Tool, load_policy, load_policy_text, resolve
 from policyctl.catalog.load import builtin_catalog
@@ -208,12 +208,12 @@ def engine_view(res: Any) -> tuple[tuple[str, ...], dict[str, tuple[int, str]]]:
 def assert_agree(res: Any, ref: Outcome, ctx: RunContext, data: dict[str, Any]) -> None:
     allowed, removed = engine_view(res)
     differs = allowed != ref.allowed or removed != ref.removed
-    differs = differs or {r.tool: r.label for r in res.removed if r.stage > 0} != ref.labels
+    differs = differs or engine_labels(res) != ref.labels
     if os.environ.get("REFSPEC_DEBUG") and differs:
         Path(os.environ["REFSPEC_DEBUG"]).write_text(repr((data, ctx)), encoding="utf-8")
     assert allowed == ref.allowed, f"allowed differs for {ctx}\nfacts {ref.facts}"
     assert removed == ref.removed, f"removals differ for {ctx}\nfacts {ref.facts}"
-    labels = {r.tool: r.label for r in res.removed if r.stage > 0}
+    labels = engine_labels(res)
     assert labels == ref.labels, f"layer labels differ for {ctx}\nfacts {ref.facts}"
 
 

@@ -89,9 +89,9 @@ def test_a_failing_call_case_says_which_layer_and_entry_decided(
     code, out, _ = run(capsys, "test", str(test))
     assert code == 1
     assert 'expected exec {"command": "rm -rf build"} to be allow, but it is deny' in out
-    assert 'by "exec(rm *)" (deny rule) at tools.allow' in out
+    assert 'by "exec(rm *)" (deny rule) at tools.deny' in out  # the list it is written in
     assert "p.yaml:4:" in out  # where the deny entry is written
-    assert "to be decided by layer agent, but layer 3 (tools.allow) decided it" in out
+    assert "to be decided by layer agent, but layer 3 (tools.ask) decided it" in out
 
 
 def test_call_case_schema_errors_are_located(

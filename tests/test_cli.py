@@ -41,7 +41,7 @@ def test_resolve_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert secrets == {
         "tool": "secrets",
         "stage": 5,
-        "label": "agents.coder.tools.deny",  # a deny removal names the deny key
+        "label": "agents.entries.coder.tools.deny",  # a deny removal names its list
         "kind": "deny",
         "entry": "secrets",
         "expandedFrom": None,
@@ -77,7 +77,7 @@ def test_explain_names_entry_line_and_fix(capsys: pytest.CaptureFixture[str]) ->
     assert lines[1] == '  rule:  deny entry "group:ui" (expands to screen)'
     assert lines[2] == f"  where: {team}:23:7"
     assert 'remove "group:ui" (it expands to screen) from tools.deny' in out
-    assert "  [ 3] tools.allow: applied, removed screen" in lines
+    assert "  [ 3] tools.deny: applied, removed screen" in lines  # the list that removed it
     assert "  [ 4] tools.byProvider.allow: skipped (no provider in context)" in lines
 
 

@@ -81,10 +81,21 @@ def test_emptied_by_agrees_with_the_trail(source: str, make_policy: MakePolicy) 
         res = resolve(policy, cell.context, require_tools=False)
         kinds = {(r.stage, r.kind) for r in res.removed}
         from_trail = [t.label for t in res.layers if t.applied and (t.stage, "allow") in kinds]
-        expected = from_trail if not res.allowed and res.inventory.tools else []
+        # the layer that removed the last tools decides: an allow list left some out, or a
+        # deny took them all (a ban is not an allowlist mistake)
+        last = max((r.stage for r in res.removed), default=0)
+        by_allow = (last, "allow") in kinds
+        expected = from_trail if not res.allowed and res.inventory.tools and by_allow else []
         assert res.emptied_by() == expected, cell.label
-        emptied += bool(expected)
-    assert emptied or source != "team.yaml"  # team.yaml has runs its allow lists empty
+        cause = res.emptied()
+        if res.allowed or not res.inventory.tools or last == 0:
+            assert cause is None, cell.label
+        else:
+            assert cause is not None and int(cause.plan.stage) == last, cell.label
+            assert cause.kind == ("allow" if by_allow else "deny"), cell.label
+        emptied += cause is not None
+    # team.yaml has empty runs: cron runs of an unconfigured account, which its deny empties
+    assert emptied or source != "team.yaml"
 
 
 @pytest.mark.parametrize("source", ["mixed", *(p.name for p in POLICIES)])

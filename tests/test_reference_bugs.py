@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from reference.bugs import KNOWN_BUGS, QUIRKS
-from reference.pipeline import run
+from reference.pipeline import engine_labels, run
 
 from policyctl import PolicyError, RunContext, Sender, Tool, load_policy_text, resolve
 from policyctl.catalog.load import builtin_catalog
@@ -59,7 +59,7 @@ CASES: dict[str, tuple[dict[str, Any], RunContext]] = {
 
 def view(res: Any) -> tuple[Any, ...]:
     removed = {r.tool: (r.stage, r.kind) for r in res.removed}
-    return res.allowed, removed, {r.tool: r.label for r in res.removed if r.stage > 0}
+    return res.allowed, removed, engine_labels(res)
 
 
 def test_every_known_bug_has_a_case() -> None:

@@ -9,7 +9,8 @@
 - a group sender rule that shadows the group's tools (PC430, `shadowing.py`), an agent sender
   rule that shadows a global one (PC436);
 - allow entries an earlier layer always removes (PC432, `reach.py`);
-- a context reachable from what the file declares whose allow lists leave no tools (PC308);
+- a context reachable from what the file declares left with no tools (PC308), or a scope
+  declared empty whose runs keep tools (PC309) (see `emptiness`);
 - call rules that can never match, allows a deny of the same scope shadows, rules that never
   decide a call (PC470-PC472, `call_checks.py`).
 """
@@ -31,9 +32,9 @@ from ..located import list_path
 from ..names import Glob, fold, is_glob
 from ..pipeline.match import decide
 from ..pipeline.resolve import default_inventory
-from ..pipeline.result import Resolution
-from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
-from .matrixwalk import DistinctRun, distinct_runs
+from .emptiness import empty_contexts
+from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
+from .matrixwalk import distinct_runs
 from .reach import unreachable_entries
 from .shadowing import shadowed_global_senders, shadowed_group_tools
 
@@ -241,7 +242,7 @@ def check_policy(
     matrix = context_matrix(policy, max_contexts)
     runs = distinct_runs(policy, matrix)  # the walks ask each distinct run once
     out.extend(unreachable_entries(policy, inventory, matrix, runs))
-    out.extend(_empty_contexts(policy, matrix, runs))
+    out.extend(empty_contexts(matrix, runs))
     if policy.has_call_rules:  # the call-rule core loads only for policies that use it
         from .call_checks import call_rule_checks
 
@@ -352,68 +353,3 @@ def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Dia
         deny.key,
         "add the default entries you still want denied, or use alsoAllow to lift single tools",
     )
-
-
-def _empty_contexts(
-    policy: CompiledPolicy, matrix: Matrix, runs: list[DistinctRun]
-) -> Iterator[Diagnostic]:
-    """PC308 for every matrix context left with no tools, one diagnostic per set of layers
-    that empties them, with the count and the contexts (a run that fails closed by design,
-    a scheduled run in a deleted account (PC409) or a memory flush in a run without read and
-    write, is not a finding). Contexts that resolve
-    alike (`runs`) are decided once."""
-    if matrix.sampled:
-        yield Diagnostic.make(
-            "PC415",
-            f"checked {len(matrix.contexts)} of {matrix.total} contexts "
-            "for empty tool sets (a deterministic sample); raise --max-contexts "
-            "to check them all",
-        )
-    found: dict[tuple[str, ...], list[str]] = {}
-    first: dict[tuple[str, ...], Resolution] = {}
-    for run in runs:
-        res = run.resolution
-        labels = tuple(res.emptied_by())
-        if not labels or any(w.code == "PC409" for w in res.selection_notes):
-            continue
-        if res.context.trigger == "memory":
-            # the memory flush keeps only read and write (semantics 7): a run without them
-            # has nothing to flush with, by design; the fix would be to widen the policy
-            continue
-        found.setdefault(labels, []).extend(run.labels)
-        first.setdefault(labels, res)
-    for labels, contexts in found.items():
-        res = first[labels]
-        hit = next((r for r in res.removed if r.kind == "allow" and r.label == labels[0]), None)
-        yield Diagnostic.make(
-            "PC308",
-            f"no callable tools remain in {_count(len(contexts))}, emptied by "
-            f"{'; '.join(labels)}: {_by_place(contexts)}",
-            hit.source if hit else None,
-            hit.scope if hit else "",
-            "widen one of these allow lists",
-        )
-
-
-def _count(n: int, what: str = "context") -> str:
-    return f"{n} {what}{'s' * (n != 1)}"
-
-
-def _by_place(contexts: list[str]) -> str:
-    """`agent=support group=telegram/T1 (6 contexts), ...`: the contexts by agent and place
-    (what varies within a place, such as the owner, the trigger or the depth, is counted)."""
-    places: dict[str, int] = {}
-    for label in contexts:
-        parts = [
-            p for p in label.split() if p.startswith(("agent=", "group=", "channel=", "account="))
-        ]
-        if len(parts) == 1:
-            parts.append("(no channel)")
-        place = " ".join(parts)
-        places[place] = places.get(place, 0) + 1
-    shown = [f"{place} ({_count(n)})" for place, n in list(places.items())[:_SHOWN]]
-    more = len(places) - _SHOWN
-    return ", ".join(shown) + (f", and {_count(more, 'more place')}" if more > 0 else "")
-
-
-_SHOWN = 10  # places named in one PC308 message; the counts are always exact

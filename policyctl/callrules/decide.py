@@ -31,11 +31,11 @@ from .subject import CallEnvironment, Subject, build_subject
 from .values import Part
 
 
-def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
+def decide_part(rules: ToolCallRules, part: Part, layer: str, scope: str | None = None) -> Verdict:
     tool = rules.tool
     if part.unanalysable is not None:
         if not rules.has_specifiers:
-            return _plain(rules, part, layer)
+            return _plain(rules, part, layer, scope)
         for rule in rules.deny:
             if rule.matcher.judges_unanalysable and rule.matcher.matches(part, False):
                 return Verdict(
@@ -47,6 +47,7 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
                     rule.source,
                     part.text,
                     part.unanalysable,
+                    scope=scope,
                 )
         return Verdict(
             rules.call_default,
@@ -57,19 +58,31 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.call_default_source,
             part.text,
             part.unanalysable,
+            scope=scope,
         )
     words = part.words
     # a path, a URL or keyed arguments have no command word to look rules up by
     deny = rules.deny_index.first_match(words, part, False)
     if deny is not None:
         return Verdict(
-            Effect.DENY, Reason.DENY_RULE, tool, layer, deny.entry, deny.source, part.text
+            Effect.DENY,
+            Reason.DENY_RULE,
+            tool,
+            layer,
+            deny.entry,
+            deny.source,
+            part.text,
+            scope=scope,
         )
     ask = rules.ask_index.first_match(words, part, False)
     if ask is not None:
-        return Verdict(Effect.ASK, Reason.ASK_RULE, tool, layer, ask.entry, ask.source, part.text)
+        return Verdict(
+            Effect.ASK, Reason.ASK_RULE, tool, layer, ask.entry, ask.source, part.text, scope=scope
+        )
     if part.screen:  # a payload: only deny and ask rules speak about it
-        return Verdict(Effect.ALLOW, Reason.SCREENED, tool, layer, None, None, part.text)
+        return Verdict(
+            Effect.ALLOW, Reason.SCREENED, tool, layer, None, None, part.text, scope=scope
+        )
     if rules.plain_ask is not None:
         return Verdict(
             Effect.ASK,
@@ -79,11 +92,19 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.plain_ask,
             rules.plain_ask_source,
             part.text,
+            scope=scope,
         )
     allow = rules.allow_index.first_match(words, part, True)
     if allow is not None:
         return Verdict(
-            Effect.ALLOW, Reason.ALLOW_RULE, tool, layer, allow.entry, allow.source, part.text
+            Effect.ALLOW,
+            Reason.ALLOW_RULE,
+            tool,
+            layer,
+            allow.entry,
+            allow.source,
+            part.text,
+            scope=scope,
         )
     if rules.name_admitted or not rules.has_specifiers:
         return Verdict(
@@ -94,6 +115,7 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.name_entry,
             rules.name_source,
             part.text,
+            scope=scope,
         )
     return Verdict(
         rules.call_default,
@@ -103,10 +125,11 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
         "callDefault",
         rules.call_default_source,
         part.text,
+        scope=scope,
     )
 
 
-def _plain(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
+def _plain(rules: ToolCallRules, part: Part, layer: str, scope: str | None) -> Verdict:
     if rules.plain_ask is not None:
         return Verdict(
             Effect.ASK,
@@ -117,6 +140,7 @@ def _plain(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
             rules.plain_ask_source,
             part.text,
             part.unanalysable or "",
+            scope=scope,
         )
     return Verdict(
         Effect.ALLOW,
@@ -127,6 +151,7 @@ def _plain(rules: ToolCallRules, part: Part, layer: str) -> Verdict:
         rules.name_source,
         part.text,
         part.unanalysable or "",
+        scope=scope,
     )
 
 
@@ -156,16 +181,16 @@ def decide_layer(layer: LayerCallRules, subject: Subject) -> Verdict:
     if rules is not None:
         parts = subject.parts
         if len(parts) == 1 and not subject.accesses:  # a path, a URL, one command
-            return decide_part(rules, parts[0], layer.label)
+            return decide_part(rules, parts[0], layer.label, layer.scope)
         for part in parts:
-            best = _stricter(best, decide_part(rules, part, layer.label))
+            best = _stricter(best, decide_part(rules, part, layer.label, layer.scope))
             if _final(best):
                 return best
     for tool, part in subject.accesses:
         access_rules = layer.tools.get(tool)
         if access_rules is None:
             continue
-        best = _stricter(best, decide_part(access_rules, part, layer.label))
+        best = _stricter(best, decide_part(access_rules, part, layer.label, layer.scope))
         if _final(best):
             return best
     if best is None:

@@ -16,6 +16,8 @@ from enum import Enum, IntEnum
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..located import scope_list
+
 if TYPE_CHECKING:
     from .values import Part
 
@@ -213,10 +215,17 @@ class LayerCallRules:
 
     label: str
     tools: Mapping[str, ToolCallRules] = field(default_factory=dict)
+    #: the document path of the scope the rules are written in (`agents.entries.coder.tools`):
+    #: a verdict names its list from it (`...tools.ask`), not from the layer's allow label
+    scope: str | None = None
 
     def __post_init__(self) -> None:
         # a read-only view of a private copy: the compiled policy shares it across threads
         object.__setattr__(self, "tools", MappingProxyType(dict(self.tools)))
+
+    def list_of(self, name: str) -> str:
+        """The path of this scope's list `name` (`tools.ask`), else the layer's label."""
+        return self.label if self.scope is None else scope_list(self.scope, name)
 
 
 class Reason(str, Enum):
@@ -230,6 +239,18 @@ class Reason(str, Enum):
     UNANALYSABLE = "cannot be analysed"
     NO_CALL_RULES = "no call rules"
     TOOL_NOT_IN_RUN = "tool not in run"
+
+
+#: which list of a scope holds the rule behind a verdict of each reason
+_LIST_OF_REASON: Mapping[Reason, str] = {
+    Reason.DENY_RULE: "deny",
+    Reason.ASK_RULE: "ask",
+    Reason.PLAIN_ASK: "ask",
+    Reason.ALLOW_RULE: "allow",
+    Reason.NAME_ADMITTED: "allow",
+    Reason.CALL_DEFAULT: "callDefault",
+    Reason.UNANALYSABLE: "callDefault",
+}
 
 
 class Verdict(NamedTuple):
@@ -249,13 +270,24 @@ class Verdict(NamedTuple):
     source: object = None
     subject: str = ""
     detail: str = ""
+    #: the document path of the deciding layer's scope (see `rule_list`)
+    scope: str | None = None
+
+    @property
+    def rule_list(self) -> str | None:
+        """The list the deciding rule is written in (`tools.deny`, `agents.entries.coder.tools
+        .ask`, `tools.callDefault`), else the layer's label; None when no layer decided."""
+        name = _LIST_OF_REASON.get(self.reason)
+        if name is None or self.scope is None or self.entry is None:
+            return self.layer
+        return scope_list(self.scope, name)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "decision": self.effect.label,
             "reason": self.reason.value,
             "tool": self.tool,
-            "layer": self.layer,
+            "layer": self.rule_list,
             "entry": self.entry,
             "source": None if self.source is None else str(self.source),
             "subject": self.subject,

@@ -256,8 +256,15 @@ def load_or_report(path: str) -> CompiledPolicy:
     try:
         if path.endswith(".bundle.json"):
             from ..compile.bundle import load_bundle
+            from ..compile.bundlekeys import TRUST_CODES
+            from .output import render_diagnostics
 
-            return load_bundle(path)
+            policy = load_bundle(path)
+            # what vouches for the bundle (PC161-PC163) is said before any answer from it
+            trust = [d for d in policy.diagnostics if d.code in TRUST_CODES]
+            if trust:
+                print(render_diagnostics(trust, sys.stderr), file=sys.stderr)
+            return policy
         return load_policy(path)
     except PolicyError as exc:
         report_failure(exc, f"{path}: invalid policy ({count_summary(exc.diagnostics)})")

@@ -35,16 +35,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
 
     from ..api import compile_loaded
-    from ..compile.bundle import build_bundle, configured_key, read_key, render_bundle, sign_bundle
+    from ..compile.bundle import build_bundle, render_bundle, sign_bundle
+    from ..compile.bundlekeys import configured_key, key_file_warnings, read_key
     from ..compile.bundleread import read_bundle
     from ..diagnostics import PolicyError
     from ..document.extends import load_document
-    from .output import count_summary
+    from ..settings import bundle_key_file
+    from .output import count_summary, render_diagnostics
 
     try:
         loaded = load_document(args.file)
         bundle = build_bundle(loaded, compile_loaded(loaded))
         key = read_key(args.key) if args.key else configured_key()
+        key_path = args.key or (bundle_key_file() if key is not None else None)
     except PolicyError as exc:
         report_failure(exc, f"{args.file}: invalid policy ({count_summary(exc.diagnostics)})")
         return EXIT_USAGE
@@ -64,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_FINDINGS
+    if key_path:
+        warnings = key_file_warnings(key_path)
+        if warnings:
+            print(render_diagnostics(warnings, sys.stderr), file=sys.stderr)
     text = render_bundle(sign_bundle(bundle, key) if key is not None else bundle)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")

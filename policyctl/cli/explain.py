@@ -178,6 +178,21 @@ def _print_removal(decision: ToolDecision, paint: Painter) -> None:
         print(f"  {paint('fix:', 'green')}   {decision.fix}")
 
 
+def _by_list(res: Resolution, removed: tuple[str, ...]) -> str:
+    """` (screen, canvas by tools.deny; browser)`: the tools a layer removed, each deny list
+    that removed some named after them (the layer's label names its allow list)."""
+    if not removed:
+        return ""
+    groups: dict[str | None, list[str]] = {}
+    for name in removed:
+        gone = res.removal(name)
+        groups.setdefault(gone.label if gone and gone.kind == "deny" else None, []).append(name)
+    parts = [
+        ", ".join(names) + (f" by {label}" if label else "") for label, names in groups.items()
+    ]
+    return f" ({'; '.join(parts)})"
+
+
 def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:
     print(paint("trail:", "bold"))
     gone = res.removal(tool) if tool else None
@@ -189,14 +204,12 @@ def _print_trail(res: Resolution, tool: str | None, paint: Painter) -> None:
         if not layer.applied:
             print(f"{head}: skipped ({layer.skip_reason})")
         elif tool is None:
-            print(
-                f"{head}: applied, removed {len(layer.removed)}"
-                + (f" ({', '.join(layer.removed)})" if layer.removed else "")
-            )
+            print(f"{head}: applied, removed {len(layer.removed)}" + _by_list(res, layer.removed))
         elif gone_at is not None and layer.stage > gone_at:
             print(f"{head}: applied (tool already removed)")
-        elif tool in layer.removed:
-            print(f"{head}: applied, {paint('removed ' + tool, 'red')}")
+        elif tool in layer.removed and gone is not None:
+            # the list that removed it (`tools.deny`), not the layer's allow label
+            print(f"  [{layer.stage:>2}] {gone.label}: applied, {paint('removed ' + tool, 'red')}")
         else:
             print(f"{head}: applied, kept {tool}")
         if layer.detail:  # which of several rules applied, and which it shadowed

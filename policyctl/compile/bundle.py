@@ -29,11 +29,11 @@ from ..diagnostics import CODES, Diagnostic, PolicyError, Source
 from ..document.extends import LoadedDocument
 from ..document.model import PolicyDocument
 from ..document.validate import validate_document
-from ..formats.files import read_capped
 from ..formats.schema_errors import diagnostics_from_validation
 from ..formats.strict import StrictModel
 from ..located import LocationIndex
 from ..settings import bundle_key_file
+from .bundlekeys import configured_key, trust_warnings
 from .bundleread import FORMAT, bundle_error, read_bundle
 from .compiled import CompiledPolicy
 from .scopes import compile_document
@@ -101,27 +101,6 @@ def _signature(body: dict[str, Any], key: bytes) -> str:
     return "hmac-sha256:" + mac.hexdigest()
 
 
-def read_key(path: str | Path) -> bytes:
-    """A signing key file's bytes (surrounding whitespace dropped); PC116 when unusable."""
-    try:
-        key = read_capped(Path(path), 64 * 1024).strip()
-    except OSError as exc:
-        raise PolicyError(
-            [Diagnostic.make("PC116", f"cannot read the bundle key {path}: {exc}")]
-        ) from None
-    if len(key) < 16:
-        raise PolicyError(
-            [Diagnostic.make("PC116", f"the bundle key {path} is shorter than 16 bytes")]
-        )
-    return key
-
-
-def configured_key() -> bytes | None:
-    """The key of POLICYCTL_BUNDLE_KEY_FILE, when it is set."""
-    path = bundle_key_file()
-    return read_key(path) if path else None
-
-
 Row = tuple[list[str | int], str, int, int]
 
 
@@ -144,13 +123,18 @@ class BundleFile(StrictModel):
     signature: str | None = None
 
 
-def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
+def load_bundle(
+    path: str | Path, key: bytes | None = None, text: str | None = None
+) -> CompiledPolicy:
     """Load a bundle written by `policyctl compile`, verifying before use: its shape (located
     errors), its format, both hashes and, when a key is given or configured
-    (POLICYCTL_BUNDLE_KEY_FILE), its signature, which is then required."""
+    (POLICYCTL_BUNDLE_KEY_FILE), its signature, which is then required. What vouches for the
+    bundle is said in the policy's diagnostics (`bundlekeys.trust_warnings`). `text` is the
+    file's content when the caller has read it (the store digests what it reads)."""
     shown = str(path)
-    key = key if key is not None else configured_key()
-    text, data, locate = read_bundle(path)
+    given = key is not None
+    key = key if given else configured_key()
+    text, data, locate = read_bundle(path, text)
     try:
         bundle = BundleFile.model_validate_json(text)
     except ValidationError as exc:
@@ -186,7 +170,11 @@ def load_bundle(path: str | Path, key: bytes | None = None) -> CompiledPolicy:
     except (LookupError, TypeError, ValueError) as exc:  # a definition no compile wrote
         raise bundle_error(shown, f"the bundle's catalog is invalid: {exc!r}") from None
     loaded = LoadedDocument(bundle.document, table, bundle.root, tuple(bundle.files))
-    return compile_document(validate_document(loaded), table, catalog, loaded.root, loaded.files)
+    policy = compile_document(validate_document(loaded), table, catalog, loaded.root, loaded.files)
+    # a caller that hands the key in vouches for it; a configured key file is checked
+    configured = bundle_key_file() if key is not None else None
+    trust = [] if given else trust_warnings(shown, bundle.signature is not None, configured)
+    return replace(policy, diagnostics=(*trust, *policy.diagnostics)) if trust else policy
 
 
 def _verify(shown: str, data: dict[str, Any], bundle: BundleFile, key: bytes | None) -> None:

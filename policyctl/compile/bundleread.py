@@ -52,14 +52,17 @@ class _Refused(Exception):
         self.source = source
 
 
-def read_bundle(path: str | Path) -> tuple[str, dict[str, Any], Callable[[], LocationIndex]]:
+def read_bundle(
+    path: str | Path, text: str | None = None
+) -> tuple[str, dict[str, Any], Callable[[], LocationIndex]]:
     """A bundle file's text, its data, and a function giving the location of its values (for
     errors only: empty for a file larger than `LOCATE_CHARS`). Every command that reads a
     bundle reads it here (`load_bundle`, `compile --check`); PC112, PC106, PC102 and PC416
     are located diagnostics."""
     shown = str(path)
     limits = bundle_limits()
-    text = read_text(Path(path), limits, shown)
+    if text is None:
+        text = read_text(Path(path), limits, shown)
     try:
         data = _parse(text, shown, limits)
     except _Refused as refused:

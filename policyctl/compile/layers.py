@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from ..diagnostics import Source
 from .entries import EntryList
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ class LayerPolicy:
     #: the call rules this policy applies (`tool(specifier)` entries, `ask`, `callDefault`),
     #: per tool; None when it has none
     calls: ScopeCalls | None = None
+    #: where `expectEmpty: true` declares that the runs this policy applies to have no tools
+    expect_empty: Source | None = None
 
     @property
     def restrictive(self) -> bool:

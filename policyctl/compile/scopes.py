@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..catalog.inventory import Inventory, Tool, core_tools, marks_mcp, mcp_tools
 from ..catalog.model import Catalog
 from ..diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
-from ..document.keys import own_session_kind
+from ..document.keys import normal_key, own_session_kind
 from ..document.model import AgentEntry, GroupConfig, PolicyDocument, ToolPolicy, ToolsConfig
-from ..located import LocationIndex, format_path, join_path
+from ..located import LocationIndex, format_path, join_path, scope_list
 from ..names import (
     SENDER_KINDS,
     ascii_problem,
@@ -210,11 +210,15 @@ class _Compiler:
         allow = plain_allow = None
         if tp.allow is not None:
             names = self.entries(
-                tp.allow, (*path, "allow"), where=f"{where}.allow", calls=allow_sink
+                tp.allow, (*path, "allow"), where=scope_list(where, "allow"), calls=allow_sink
             )
             cat = self.catalog
             allow = build_list(
-                f"{where}.allow", self.index.value((*path, "allow")), names, cat.groups, cat.covers
+                scope_list(where, "allow"),
+                self.index.value((*path, "allow")),
+                names,
+                cat.groups,
+                cat.covers,
             )
             if allow_sink.rules:
                 plain = [e for e in names if not is_call_rule(e.raw)]
@@ -223,13 +227,15 @@ class _Compiler:
                 allow = None
         deny = None
         if tp.deny is not None:
-            deny = self.entry_list(tp.deny, (*path, "deny"), where=f"{where}.deny", calls=deny_sink)
+            deny = self.entry_list(
+                tp.deny, (*path, "deny"), where=scope_list(where, "deny"), calls=deny_sink
+            )
             if deny_sink.only_rules:
                 deny = None
         plain_ask = None
         if tp.ask is not None:
             plain_ask = self.entry_list(
-                tp.ask, (*path, "ask"), where=f"{where}.ask", calls=ask_sink
+                tp.ask, (*path, "ask"), where=scope_list(where, "ask"), calls=ask_sink
             )
             if plain_ask.empty:
                 plain_ask = None
@@ -268,15 +274,18 @@ class _Compiler:
             )
         allow, deny, lists = self.policy_lists(tp, path, where)
         if allow is None and tp.also_allow:
-            also_where = f"{where}.alsoAllow"
+            also_where = scope_list(where, "alsoAllow")
             star = Entry("*", "*", also_where, self.index.value((*path, "alsoAllow")), "catalog")
             allow = self.entry_list(
                 tp.also_allow, (*path, "alsoAllow"), extra=[star], where=also_where
             )
         calls = self.calls.scope_calls(lists)
-        if allow is None and deny is None and calls is None:
+        # a declared-empty scope applies even with nothing to remove: validate must see it
+        # to report the runs it leaves with tools (PC309)
+        declared = self.index.value((*path, "expectEmpty")) if tp.expect_empty else None
+        if allow is None and deny is None and calls is None and declared is None:
             return None
-        return LayerPolicy(label, where, allow, deny, calls=calls)
+        return LayerPolicy(label, where, allow, deny, calls=calls, expect_empty=declared)
 
     def senders(
         self, raw: Mapping[str, ToolPolicy] | None, path: DocPath, label: str
@@ -285,13 +294,18 @@ class _Compiler:
             return None
         table: dict[str, LayerPolicy | None] = {}
         prefix = format_path(path)
+        written: set[str | None] = set()
         for key, tp in raw.items():
             norm = self.sender_key(key, (*path, key))
             if norm is None:
                 continue
             if norm in table:
-                self.report("PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True)
+                if not _already_reported("sender", key, written):
+                    self.report(
+                        "PC307", f'sender key "{key}" repeats "{norm}"', (*path, key), key=True
+                    )
                 continue
+            written.add(normal_key("sender", key))
             table[norm] = self.scope_policy(tp, (*path, key), label, join_path(prefix, key))
         return SenderTable(label, frozen(table))
 
@@ -364,13 +378,27 @@ class _Compiler:
         )
         policy = self.scope_policy(tc, path, f"{prefix}tools.allow")
         by_provider: dict[str, ProviderScope] = {}
+        first: dict[str, str] = {}
+        written: set[str | None] = set()
         for key, ptc in (tc.by_provider or {}).items():
             ppath = (*path, "byProvider", key)
             self.check_id(key, "byProvider key", ppath)
             norm = provider_key(key, self.catalog.canonical_provider)
             if norm in by_provider:
-                self.report("PC380", f'byProvider key "{key}" repeats "{norm}"', ppath, key=True)
+                # a repeat only the catalog's provider aliases reveal (`bedrock` next to
+                # `amazon-bedrock`); one spelled alike is PC311's, reported once
+                if not _already_reported("provider", key, written):
+                    self.report(
+                        "PC380",
+                        f'byProvider key "{key}" repeats "{first[norm]}": both are provider '
+                        f'"{norm}"',
+                        ppath,
+                        key=True,
+                        fix=f'merge the two into one "{first[norm]}" entry',
+                    )
                 continue
+            first[norm] = key
+            written.add(normal_key("provider", key))
             by_provider[norm] = ProviderScope(
                 format_path(ppath),
                 self.check_profile(ptc.profile, (*ppath, "profile")),
@@ -386,6 +414,16 @@ class _Compiler:
         sandbox = None
         if tc.sandbox is not None and tc.sandbox.tools is not None:
             st, spath = tc.sandbox.tools, (*path, "sandbox", "tools")
+            if st.expect_empty:
+                self.report(
+                    "PC310",
+                    "expectEmpty cannot be declared on the sandbox policy: whether a run is "
+                    "sandboxed depends on its session, not on a scope an operator bans",
+                    (*spath, "expectEmpty"),
+                    key=True,
+                    fix="declare expectEmpty on the agent, group or sender scope whose runs "
+                    "have no tools on purpose",
+                )
             s_allow, s_deny, s_calls = self.policy_lists(st, spath, format_path(spath))
             sandbox = SandboxLists(
                 s_allow,
@@ -555,6 +593,12 @@ class _Compiler:
                     fix="rename the plugin tool",
                 )
         return tuple(tools)
+
+
+def _already_reported(kind: str, key: str, written: set[str | None]) -> bool:
+    """Whether a repeated key repeats an earlier key's document normal form: the load reported
+    that collision (PC311) at this very key, and one mistake gets one diagnostic."""
+    return normal_key(kind, key) in written
 
 
 def compile_document(

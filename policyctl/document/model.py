@@ -54,6 +54,13 @@ class ToolPolicy(_Strict):
         description="What a call gets when this scope admits its tool by `tool(specifier)` "
         "allow entries only and none of them matches: deny (default) or ask.",
     )
+    expect_empty: bool | None = Field(
+        None,
+        alias="expectEmpty",
+        description="The runs this scope applies to have no tools on purpose (a banned sender, "
+        "a frozen agent): validate does not report them as empty (PC308), and reports PC309 "
+        "when one of them keeps a tool.",
+    )
 
 
 class ProviderTools(ToolPolicy):

@@ -15,9 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..callrules.model import Reason
 from ..escape import printable_line
-from ..pipeline.result import deny_label
 from .tool import ToolDecision, decide_tool, summary_line
 
 if TYPE_CHECKING:
@@ -131,17 +129,8 @@ class CallExplanation:
 
 
 def list_label(verdict: Verdict) -> str | None:
-    """The layer's label, naming the list of the rule that decided: a layer's call rules all
-    carry its allow label (`tools.allow`), but a deny rule is written in `tools.deny` and an
-    ask rule in `tools.ask`."""
-    label = verdict.layer
-    if label is None or not label.endswith(".allow"):
-        return label
-    if verdict.reason is Reason.DENY_RULE:
-        return deny_label(label)
-    if verdict.reason is Reason.ASK_RULE:
-        return label[: -len(".allow")] + ".ask"
-    return label
+    """The list of the rule that decided (`tools.deny`, `tools.ask`), else the layer's label."""
+    return verdict.rule_list
 
 
 def _tool_note(verdict: Verdict, tool: str) -> str:

@@ -65,7 +65,7 @@ def describe(verdict: Verdict) -> str:
     else:
         parts.append(f"({verdict.reason.value})")
     if verdict.layer is not None:
-        parts.append(f"at {verdict.layer}")
+        parts.append(f"at {verdict.rule_list}")
     text = " ".join(parts)
     if verdict.source is not None:
         text += f", {verdict.source}"
@@ -92,7 +92,7 @@ def _names_layer(res: Resolution, verdict: Verdict, wanted: int | str) -> bool:
     if isinstance(wanted, int):
         return stage == wanted
     text = wanted.strip()
-    if verdict.layer is not None and text == verdict.layer:
+    if verdict.layer is not None and text in (verdict.layer, verdict.rule_list):
         return True
     return stage is not None and LAYERS[stage - 1].name == text.lower()
 
@@ -163,7 +163,9 @@ def check_call(
     ):
         stage = layer_stage(res, verdict)
         where = (
-            f"layer {stage} ({verdict.layer})" if stage is not None else verdict.layer or "no layer"
+            f"layer {stage} ({verdict.rule_list})"
+            if stage is not None
+            else verdict.layer or "no layer"
         )
         failures.append(
             f"expected {shown} to be decided by layer {decided_by}, but {where} decided it: "
@@ -172,5 +174,5 @@ def check_call(
     if failures:
         for layer_verdict in decision.layers:
             if layer_verdict is not verdict and layer_verdict.reason is not Reason.NO_CALL_RULES:
-                failures.append(f"  layer {layer_verdict.layer}: {describe(layer_verdict)}")
+                failures.append(f"  layer {layer_verdict.rule_list}: {describe(layer_verdict)}")
     return decision, failures

@@ -16,7 +16,7 @@ from ..diagnostics import did_you_mean
 from ..located import list_path
 from ..names import fold, is_glob, normalize
 from ..pipeline.match import decide
-from ..pipeline.result import RemovedTool, Resolution, deny_label, record
+from ..pipeline.result import RemovedTool, Resolution, record, removal_label
 
 if TYPE_CHECKING:
     from ..compile.compiled import CompiledPolicy, ToolsScope
@@ -242,7 +242,7 @@ def _layer_blockers(
         RemovedTool(
             name,
             plan.stage,
-            deny_label(plan.label),
+            removal_label(plan, "deny", e),
             "deny",
             e.text,
             None,

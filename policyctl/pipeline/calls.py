@@ -36,14 +36,14 @@ def call_layers(
             for layer in inherited:
                 kept = {t: r for t, r in layer.tools.items() if t in allowed}
                 if kept:
-                    out.append(LayerCallRules(plan.label, kept))
+                    out.append(LayerCallRules(plan.label, kept, layer.scope))
             continue
         calls = policy.calls
         if calls is None:
             continue
         tools = calls.for_run(allowed, inventory)
         if tools:
-            out.append(LayerCallRules(plan.label, tools))
+            out.append(LayerCallRules(plan.label, tools, policy.scope))
     return tuple(out)
 
 
@@ -60,16 +60,26 @@ def rules_json(
             if rules is None:
                 continue
             for effect, group in (("deny", rules.deny), ("ask", rules.ask)):
-                rows.extend(_rule_row(layer.label, effect, r.entry, r.source) for r in group)
+                rows.extend(
+                    _rule_row(layer.list_of(effect), effect, r.entry, r.source) for r in group
+                )
             if rules.plain_ask is not None:
                 rows.append(
-                    _rule_row(layer.label, "ask", rules.plain_ask, rules.plain_ask_source, "name")
+                    _rule_row(
+                        layer.list_of("ask"),
+                        "ask",
+                        rules.plain_ask,
+                        rules.plain_ask_source,
+                        "name",
+                    )
                 )
-            rows.extend(_rule_row(layer.label, "allow", r.entry, r.source) for r in rules.allow)
+            rows.extend(
+                _rule_row(layer.list_of("allow"), "allow", r.entry, r.source) for r in rules.allow
+            )
             if rules.allow and not rules.name_admitted:
                 rows.append(
                     _rule_row(
-                        layer.label,
+                        layer.list_of("callDefault"),
                         rules.call_default.label,
                         "callDefault",
                         rules.call_default_source,

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from ..catalog.inventory import Inventory, Tool
 from ..catalog.model import Catalog
 from ..compile.compiled import CompiledPolicy
-from ..compile.entries import Hit
+from ..compile.entries import Entry, Hit
 from ..compile.layers import Layer, LayerPlan, LayerPolicy, spec
 from ..context import Capture, RunContext, Sender
 from ..diagnostics import Diagnostic, Source
+from ..located import list_path
 from ..names import fold
 from .context import EffectiveContext
 from .match import InventoryIndex, RuleKind, decide, iter_bits
@@ -106,6 +107,25 @@ class Answer:
     notes: tuple[Diagnostic, ...]
     #: the labels of the allow lists that left no tools (empty while tools remain)
     emptied: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Emptied:
+    """Why a run has no tools: the layer that removed the last ones and how."""
+
+    plan: LayerPlan
+    #: "deny" when a deny removed the last tools, "allow" when an allow list left them out
+    kind: RuleKind
+    #: for a deny, the list it is written in; for allow lists, every layer label that narrowed
+    labels: tuple[str, ...]
+    source: Source | None
+    #: the document path of the deny entry (`tools.deny[0]`) or of the allow list
+    key: str
+    #: the deny entry as written
+    entry: str | None = None
+    #: the layers whose allow lists removed tools on the way (the last one included for
+    #: an allow-list emptying)
+    narrowed: tuple[LayerPlan, ...] = ()
 
 
 class Resolution:
@@ -356,25 +376,61 @@ class Resolution:
         self._trail = trail
         return trail
 
-    def emptied_by(self) -> list[str]:
-        """Labels of the layers whose allow lists removed tools, when nothing is left.
+    def emptied(self) -> Emptied | None:
+        """The layer and list that removed this run's last tools (None while tools remain).
 
-        Read from the verdict masks, not the trail (a run with no tools must stop at once, and
-        validate asks this of thousands of contexts): a tool a layer removes is an allow-list
-        removal exactly when no deny matched it (`decide` checks the deny first)."""
+        Read from the verdict masks (validate asks this of thousands of contexts): the layer
+        that removed the last survivors emptied the run; when its allow list left out any of
+        them it is an allow-list emptying, named with every allow list that narrowed the run
+        before (any of them could be widened), else its deny did it, named by the deny entry
+        that matched the first survivor (`deny: ["*"]` for a banned sender)."""
         a = self._a
         if a.alive or not a.index.full:
-            return []
+            return None
         owner, optional, provider = a.construction
         alive = a.index.full & ~(owner | optional | provider)
-        labels: list[str] = []
+        narrowing: list[LayerPlan] = []
         for plan, (denied, missing) in zip(a.plans, a.verdicts, strict=True):
-            if plan.policy is None:
+            lp = plan.policy
+            if lp is None or not alive:
                 continue
-            if missing & ~denied & alive:
-                labels.append(plan.label)
-            alive &= ~(denied | missing)
-        return labels
+            by_allow = missing & ~denied & alive
+            if by_allow:
+                narrowing.append(plan)
+            if alive & ~(denied | missing):
+                alive &= ~(denied | missing)
+                continue
+            if by_allow:
+                allow = lp.allow
+                return Emptied(
+                    plan,
+                    "allow",
+                    tuple(p.label for p in narrowing),
+                    allow.source if allow is not None else None,
+                    allow.key if allow is not None else lp.scope,
+                    narrowed=tuple(narrowing),
+                )
+            tool = self.inventory.tools[(alive & -alive).bit_length() - 1]
+            verdict = decide(tool.name, tool.plugin_id, lp, a.catalog)
+            hit = verdict[1] if verdict is not None else None
+            entry = hit.entry if hit is not None else None
+            return Emptied(
+                plan,
+                "deny",
+                (removal_label(plan, "deny", entry),),
+                entry.source if entry is not None else None,
+                entry.key if entry is not None else lp.scope,
+                entry.raw if entry is not None else None,
+                tuple(narrowing),
+            )
+        return None
+
+    def emptied_by(self) -> list[str]:
+        """Labels of the allow lists that left this run with no tools (the run must stop
+        before the model is asked, semantics 8); empty while tools remain, and when a deny
+        removed the last ones (a banned sender's `deny: ["*"]` is not an allowlist mistake)."""
+        found = self.emptied()
+        return list(found.labels) if found is not None and found.kind == "allow" else []
 
     def capture(self) -> Capture:
         """What a child run (or a cron job this run creates) inherits (semantics 7.8).
@@ -451,7 +507,7 @@ def record(
     return RemovedTool(
         tool,
         int(plan.stage),
-        deny_label(plan.label) if kind == "deny" else plan.label,
+        removal_label(plan, kind, entry),
         kind,
         entry.text,
         hit.expanded_from,
@@ -462,10 +518,14 @@ def record(
     )
 
 
-def deny_label(label: str) -> str:
-    """A removal by a deny list is labelled with the deny key, never the layer's allow label
-    (`tools.allow` -> `tools.deny`; `tools.profile (coding)` has no deny and stays)."""
-    return label[: -len(".allow")] + ".deny" if label.endswith(".allow") else label
+def removal_label(plan: LayerPlan, kind: RuleKind, entry: Entry | None) -> str:
+    """What a removal is labelled with: a deny names the list its entry is written in
+    (`tools.toolsBySender["id:42"].deny`, `agents.entries.coder.tools.deny`, or the catalog's
+    `subagent deny`), never the layer's allow label; an allow-list removal keeps the layer's
+    label (`tools.profile (coding)`)."""
+    if kind == "deny" and entry is not None:
+        return list_path(entry.key)
+    return plan.label
 
 
 def construction_record(

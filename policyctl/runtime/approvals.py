@@ -124,11 +124,12 @@ def asking_rules(resolution: Resolution) -> tuple[str, ...]:
     found: set[str] = set()
     for layer in resolution.call_layers:
         for tool, rules in layer.tools.items():
-            found.update(f"{layer.label}: {rule.entry}" for rule in rules.ask)
+            ask = layer.list_of("ask")
+            found.update(f"{ask}: {rule.entry}" for rule in rules.ask)
             if rules.plain_ask is not None:
-                found.add(f"{layer.label}: {rules.plain_ask}")
+                found.add(f"{ask}: {rules.plain_ask}")
             if rules.call_default.label == "ask":
-                found.add(f"{layer.label}: {tool} callDefault ask")
+                found.add(f"{layer.list_of('callDefault')}: {tool} ask")
     return tuple(sorted(found))
 
 

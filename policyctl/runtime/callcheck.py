@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ..compile.layers import Layer, spec
 from ..escape import printable_line
 from .approvals import Approval, Approver, SessionGrants, call_key, request_approval
 from .hooks import ToolCallEvent
@@ -60,7 +61,16 @@ def _quote(text: str | None) -> str:
 
 
 def _where(verdict: Verdict) -> str:
-    return f"at {_quote(verdict.layer)}" if verdict.layer else "for this run"
+    """The list the rule is written in; a rule a parent run handed down says so too."""
+    where = verdict.rule_list
+    if not where:
+        return "for this run"
+    if verdict.layer == _INHERITED and where != verdict.layer:
+        return f"at {_quote(where)} ({_INHERITED}, from the parent run)"
+    return f"at {_quote(where)}"
+
+
+_INHERITED = spec(Layer.INHERITANCE).label
 
 
 def how_decided(verdict: Verdict) -> str:
@@ -91,7 +101,7 @@ def shown_detail(verdict: Verdict, level: str) -> dict[str, Any]:
     `minimal` nothing."""
     if level == "minimal":
         return {}
-    decided: dict[str, Any] = {"layer": _quote(verdict.layer), "entry": _quote(verdict.entry)}
+    decided: dict[str, Any] = {"layer": _quote(verdict.rule_list), "entry": _quote(verdict.entry)}
     if level == "full":
         decided.update(
             {

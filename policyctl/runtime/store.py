@@ -22,6 +22,9 @@ from typing import Any
 
 from ..api import compile_loaded
 from ..catalog.inventory import Inventory, Tool
+from ..compile.bundle import load_bundle
+from ..compile.bundlekeys import TRUST_CODES
+from ..compile.bundleread import bundle_limits
 from ..compile.compiled import CompiledPolicy
 from ..context import RunContext
 from ..diagnostics import Diagnostic, PolicyError
@@ -37,6 +40,17 @@ log = logging.getLogger("policyctl.store")  # the name operators configure handl
 #: (file, SHA-256 of its bytes or "missing") for every watched file
 Fingerprint = tuple[tuple[str, str], ...]
 _MISSING = "missing"
+
+
+def _read_or_refuse(read: Callable[[Path], str], path: Path) -> str:
+    """The file through the store's digesting reader; a file that cannot be read is PC101,
+    as for a policy file."""
+    try:
+        return read(path)
+    except OSError as exc:
+        raise PolicyError(
+            [Diagnostic.make("PC101", f"cannot read {path}: {exc.strerror or exc}")]
+        ) from None
 
 
 def _digest(path: Path) -> str:
@@ -167,7 +181,8 @@ class PolicyStore:
             # write that lands between reading a file and fingerprinting it can never be lost:
             # the next check sees a digest that differs from what was read, and loads again.
             seen: dict[str, str] = {}
-            limits = default_limits()
+            is_bundle = self.path.name.endswith(".bundle.json")
+            limits = bundle_limits() if is_bundle else default_limits()
 
             def read(path: Path) -> str:
                 try:
@@ -179,10 +194,15 @@ class PolicyStore:
                 return decode(raw, str(path), limits)
 
             try:
-                loaded = load_document(self.path, limits, reader=read)
-                # the same reader for the operator catalog and the catalogs it extends: every
-                # file the compile reads is digested, and watched from now on
-                policy = compile_loaded(loaded, limits, read)
+                if is_bundle:
+                    # a bundle from `policyctl compile`: one file, verified (and its signature
+                    # checked under the configured key) before anything in it is used
+                    policy = load_bundle(self.path, text=_read_or_refuse(read, self.path))
+                else:
+                    loaded = load_document(self.path, limits, reader=read)
+                    # the same reader for the operator catalog and the catalogs it extends:
+                    # every file the compile reads is digested, and watched from now on
+                    policy = compile_loaded(loaded, limits, read)
             except PolicyError as exc:
                 self._failed(seen, exc.diagnostics)
                 return False
@@ -208,6 +228,15 @@ class PolicyStore:
             self._version += 1
             self._errors = ()
         log.info("policy %s: version %d in service", self.path, self._version)
+        for warning in policy.diagnostics:
+            if warning.code in TRUST_CODES:  # who vouches for the bundle in service
+                log.warning(
+                    "policy %s: %s %s (fix: %s)",
+                    self.path,
+                    warning.code,
+                    warning.message,
+                    warning.fix,
+                )
         if self.on_reload is not None:
             self.on_reload(policy)
         return True

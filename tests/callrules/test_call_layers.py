@@ -13,8 +13,8 @@ import pytest
 
 from policyctl import Capture, RunContext, Sender, load_policy_text, resolve
 from policyctl.explain.call import explain_call
+from policyctl.located import scope_list
 from policyctl.pipeline.resolve import cap_cron_tools
-from policyctl.pipeline.result import deny_label
 
 RM = '"exec(rm *)"'
 
@@ -111,7 +111,10 @@ def test_a_call_deny_at_each_layer_refuses_alone(slot: str, stage: int) -> None:
     assert res.decide_call("exec", {"command": "ls"}).effect.label == "allow"
     # explain --call says which layer decided, under the layer's deny key
     text = explain_call(res, "exec", {"command": "rm -rf build"}).render()
-    assert f"layer {stage} " in text and f"({deny_label(trail.label)}): deny" in text
+    # the deny is named by the list it is written in (the parent's, for an inherited rule)
+    deny_list = scope_list(decision.verdict.scope or "", "deny")
+    assert decision.verdict.rule_list == deny_list and deny_list.endswith(".deny")
+    assert f"layer {stage} " in text and f"({deny_list}): deny" in text
 
 
 def test_the_group_sender_rule_refuses_alone() -> None:

@@ -42,7 +42,8 @@ def test_an_ask_rule_is_labelled_with_the_ask_key() -> None:
 
 def test_an_agent_deny_is_labelled_with_its_deny_key() -> None:
     text = _explained("curl http://x", agent="coder").render()
-    assert "decided by: layer 5 agent (agents.coder.tools.deny)" in text
+    # the document path of the list (the legacy agents.list is migrated to agents.entries)
+    assert "decided by: layer 5 agent (agents.entries.coder.tools.deny)" in text
 
 
 def test_an_admission_keeps_the_allow_label() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from policyctl import Capture, RunContext, Tool
 from policyctl.catalog.model import Catalog
+from policyctl.located import list_path
 
 from .facts import Facts, facts_of
 from .layers import layer_policies
@@ -20,7 +21,7 @@ class Outcome:
     allowed: tuple[str, ...]
     #: tool -> (stage, rule kind); stage 0 is construction
     removed: dict[str, tuple[int, str]]
-    #: tool -> the label of the layer that removed it (layers 1 to 11)
+    #: tool -> the label of the layer that removed it (layers 1 to 11; semantics 7's table)
     labels: dict[str, str]
     facts: Facts
     restrictive: bool
@@ -33,12 +34,20 @@ class Outcome:
         return Capture(self.allowed)
 
 
-def _label(label: str, kind: str) -> str:
-    """Semantics 7's labels, with the decision of issue 12.7: a removal by a deny entry is
-    labelled with the deny list (`tools.deny`, not `tools.allow`)."""
-    if kind == "deny" and label.endswith(".allow"):
-        return label[: -len(".allow")] + ".deny"
-    return label
+def engine_labels(res: Any) -> dict[str, str]:
+    """The engine's removals by the label of the layer that removed them, as `Outcome.labels`
+    has them. A removal by a deny entry is labelled with the list that entry is written in
+    (issue 20: `tools.toolsBySender["id:1"].deny`, not the layer's `tools.toolsBySender`):
+    asserted here against the entry's own key, so the layer is compared to the specification
+    and the list to where the entry was written."""
+    out: dict[str, str] = {}
+    for r in res.removed:
+        if r.stage == 0:
+            continue
+        if r.kind == "deny":
+            assert r.label == list_path(r.scope), (r.tool, r.label, r.scope)
+        out[r.tool] = res.layers[r.stage - 1].label
+    return out
 
 
 def _names_optional(catalog: Catalog, policies: list[Policy | None], tool: Named) -> bool:
@@ -88,7 +97,7 @@ def run(
             kind = verdict(catalog, policy, tool)
             if kind is not None:
                 removed[tool.name] = (stage, kind)
-                labels[tool.name] = _label(policy.label, kind)
+                labels[tool.name] = policy.label
                 break
         else:
             allowed.append(tool.name)

@@ -67,7 +67,7 @@ def test_a_normal_turn_decides_every_call(tmp_path: Path) -> None:
     result = asyncio.run(runtime_for(ws, script=script).run_turn(RunContext(), "go"))
     rm, secret, notes, push = result.outcomes
     assert rm.veto is not None
-    assert 'call refused: call rule "exec(rm *)" at tools.allow denies it' in rm.veto.reason
+    assert 'call refused: call rule "exec(rm *)" at tools.deny denies it' in rm.veto.reason
     assert json.loads(rm.content())["decidedBy"]["entry"] == "exec(rm *)"
     assert secret.veto is not None and "read_file(./secrets/)" in secret.veto.reason
     assert "s3cret" not in json.dumps(result.messages)
@@ -180,7 +180,7 @@ def test_a_runtime_without_approver_warns_once_that_asks_will_be_refused(
         runtime_for(ws, "catalog: nanobot\n").gate(runtime.resolve(RunContext()))
     warned = [r.getMessage() for r in caplog.records if "PC480" in r.getMessage()]
     assert len(warned) == 1 and "no approver" in warned[0]
-    assert "tools.allow: exec(git push --tags *)" in warned[0]
+    assert "tools.ask: exec(git push --tags *)" in warned[0]
 
     async def approver(event: ToolCallEvent, reason: str) -> Approval:
         return Approval.DENY

@@ -328,3 +328,29 @@ def test_the_runtime_reads_effects_by_their_values_and_loads_no_shell_parser() -
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_the_approver_and_the_refusal_name_the_list_a_rule_is_written_in() -> None:
+    # resolved from a real policy, the rules carry their scope: an ask is `tools.ask`, a deny
+    # `tools.deny`, in the approver's event and reason and in the model's refusal (issue 20)
+    from callrules_runtime_helpers import RulesDecider
+
+    from policyctl import load_policy_text, resolve
+
+    text = 'catalog: nanobot\ntools:\n  ask: ["exec(git push *)"]\n  deny: ["exec(rm *)"]\n'
+    res = resolve(load_policy_text(text), None)
+    calls: list[dict[str, Any]] = []
+    approver = Recorder(Approval.DENY)
+    gate = gate_with(
+        [recording_tool("exec", calls, "command")],
+        RulesDecider(res.call_layers, res.call_environment()),
+        approver=approver,
+    )
+    asked = asyncio.run(gate.call("exec", {"command": "git push"}))
+    event, reason = approver.asked[0]
+    assert event.meta["callRule"]["layer"] == "tools.ask"
+    assert "at tools.ask" in reason and asked.veto is not None
+    refused = asyncio.run(gate.call("exec", {"command": "rm -rf build"}))
+    assert refused.veto is not None and "at tools.deny denies it" in refused.veto.reason
+    assert body(refused)["decidedBy"]["layer"] == "tools.deny"
+    assert calls == []
