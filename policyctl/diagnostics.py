@@ -286,6 +286,18 @@ CODES: dict[str, CodeInfo] = _codes(
     ),
     ("PC305", E, "invalid catalog", "The catalog file does not describe a valid catalog."),
     (
+        "PC140",
+        E,
+        "catalog relation cannot be applied",
+        "A `[[relations]]` row says that calls of one tool are also calls of another, whose call "
+        "rules then decide them too. The row must name two different tools of the catalog; the "
+        'related tool (`acts_as`) must take a path (`argument_kind = "path"`); `paths = '
+        '"patch"` needs a tool whose argument is a patch, `paths = "argument"` one whose '
+        "`argument_key` (or the row's `key`) names the argument that holds the path. A relation "
+        "that cannot be applied is refused rather than left out: it may be all that keeps a "
+        "file from being read or written.",
+    ),
+    (
         "PC306",
         E,
         "duplicate agent",
