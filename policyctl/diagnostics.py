@@ -600,8 +600,11 @@ CODES: dict[str, CodeInfo] = _codes(
     (
         "PC404",
         W,
-        "write denied, apply_patch reachable",
-        "`write` is denied but `apply_patch` is not: apply_patch can still change files.",
+        "related tool denied, its relative reachable",
+        "A tool is denied by name but a tool whose calls the catalog relates to it (`apply_patch` "
+        "writes through `write`, `edit` reads through `read`; catalog `[[relations]]`) is not. "
+        "Each call of the related tool is then refused, since the tool it acts as is not in the "
+        "run: deny it too, so the policy says what the run can do.",
     ),
     (
         "PC405",
