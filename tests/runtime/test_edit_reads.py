@@ -66,3 +66,21 @@ def test_an_edit_without_the_read_tool_in_the_run_is_refused(tmp_path: Path) -> 
     assert out.veto is not None and out.veto.kind == "policy", out
     assert "not found" not in out.content()
     assert "read_file" in out.veto.reason
+
+
+def test_the_refusal_says_which_tool_decided_and_on_which_file(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    args = {"path": "secrets/key", "old_text": "absent", "new_text": "x"}
+    shown = {}
+    for level in ("minimal", "layer", "full"):
+        runtime = runtime_for(ws, POLICY, refusal_detail=level)
+        out = asyncio.run(runtime.run_skill_command(RunContext(), "edit_file", args))
+        assert out.veto is not None
+        shown[level] = out.veto.reason
+    assert "read_file" not in shown["minimal"]
+    assert "a file of this edit_file call is decided as a read_file call" in shown["layer"]
+    assert str(ws / "secrets" / "key") not in shown["layer"]  # the resolved path: full only
+    assert (
+        f'edit_file\'s file "{ws / "secrets" / "key"}" is decided as a read_file call'
+        in shown["full"]
+    )
