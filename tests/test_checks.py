@@ -44,6 +44,14 @@ def test_a_denied_tool_warns_about_its_relatives_from_the_catalog(
     assert "apply_patch, skills_read are not" in agent.message and "edit" not in agent.message
 
 
+def test_no_relative_warning_where_the_catalog_denies_it_with_its_tool(
+    make_policy: MakePolicy,
+) -> None:
+    # openclaw-2026.4: a write deny also denies apply_patch (deny_implies), at any scope
+    text = "catalog: openclaw-2026.4\nagents:\n  entries:\n    a: {tools: {deny: [write]}}\n"
+    assert not [c for c, _ in codes(text, make_policy) if c == "PC404"]
+
+
 def test_write_deny_is_fine_when_apply_patch_is_denied_too(make_policy: MakePolicy) -> None:
     assert ("PC404", "tools.deny[0]") in codes("tools:\n  deny: [write]\n", make_policy)
     assert not [

@@ -30,7 +30,7 @@ from ..compile.layers import LayerPolicy
 from ..diagnostics import Diagnostic, Severity, did_you_mean
 from ..located import list_path
 from ..names import Glob, fold, is_glob
-from ..pipeline.match import decide
+from ..pipeline.match import decide, implied_deny
 from ..pipeline.resolve import default_inventory
 from ..pipeline.result import Resolution
 from .matrix import DEFAULT_MAX_CONTEXTS, Matrix, context_matrix
@@ -332,8 +332,8 @@ def _related_not_denied(
     relatives: dict[str, list[str]] = {}  # denied tool -> its relatives not denied
     entries: dict[str, Entry] = {}
     for tool, relations in catalog.relations.items():
-        if deny.match(tool) is not None:
-            continue
+        if deny.match(tool) is not None or implied_deny(tool, deny, catalog) is not None:
+            continue  # denied with it (openclaw-2026.4: a write deny also denies apply_patch)
         if global_deny is not None and global_deny.match(tool) is not None:
             continue
         if global_policy is not None and decide(tool, None, global_policy, catalog) is not None:
