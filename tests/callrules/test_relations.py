@@ -17,7 +17,12 @@ from test_call_layers import LAYERS, SKELETON, _base
 
 from policyctl import PolicyError, RunContext, load_policy, load_policy_text, resolve
 from policyctl.callrules.patch import patch_operations
-from policyctl.catalog.load import builtin_catalog, load_catalog, relation_problem
+from policyctl.catalog.load import (
+    builtin_catalog,
+    catalog_from_definition,
+    load_catalog,
+    relation_problem,
+)
 from policyctl.explain.call import explain_call
 
 WS = "/ws"
@@ -262,6 +267,13 @@ def test_builtin_relations_apply(name: str) -> None:
     assert all(relation_problem(r, catalog) is None for r in relations)
     write = catalog.call_write_tool
     assert any(r.tool == "apply_patch" and r.acts_as == write for r in relations)
+
+
+@pytest.mark.parametrize("name", ["openclaw", "nanobot"])
+def test_a_bundle_carries_the_relations(name: str) -> None:
+    catalog = builtin_catalog(name)
+    again = catalog_from_definition([dict(d) for d in catalog.definition])
+    assert again.relations == catalog.relations
 
 
 def _catalog(tmp_path: Path, relation: str) -> Path:
