@@ -292,6 +292,7 @@ def test_an_operator_relation_is_applied(tmp_path: Path) -> None:
     path = _catalog(tmp_path, 'tool = "note_edit"\nacts_as = "read"\npaths = "argument"\n')
     catalog = load_catalog(str(path))
     assert [r.acts_as for r in catalog.relations["note_edit"]] == ["read"]
+    assert catalog.relations["apply_patch"] == builtin_catalog("openclaw").relations["apply_patch"]
     policy = tmp_path / "policy.yaml"
     policy.write_text('catalog: ./cat.toml\ntools:\n  deny: ["read(./secret.txt)"]\n')
     res = resolve(load_policy(policy), RunContext(workspace=WS))
