@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .file import CatalogFile
 
-from ..diagnostics import Diagnostic, PolicyError, Source
+from ..diagnostics import Diagnostic, PolicyError, Source, suggestion
 from ..formats.files import confinement_problem, extends_error
 from ..formats.read import Reader, decode, detect_format, parse_text, read_text
 from ..located import flatten
@@ -179,38 +179,28 @@ def relation_problem(relation: Relation, catalog: Catalog) -> tuple[str, str, st
     relation needs a tool whose argument is a patch, an `argument` one a path argument."""
     for name, field in ((relation.tool, "tool"), (relation.acts_as, "acts_as")):
         if name not in catalog.by_id:
-            from ..diagnostics import suggestion
-
             hint = suggestion(name, sorted(catalog.tool_ids))
-            return (
-                field,
-                f'relation names "{name}", a tool this catalog does not have',
-                (hint or "name a tool of the catalog's tools table"),
-            )
+            why = f'relation names "{name}", a tool this catalog does not have'
+            return field, why, hint or "name a tool of the catalog's tools table"
     if relation.tool == relation.acts_as:
         return "acts_as", f'"{relation.tool}" is related to itself', "name another tool"
     tool, acts_as = catalog.by_id[relation.tool], catalog.by_id[relation.acts_as]
     if acts_as.argument_kind != "path":
+        why = (
+            f'"{acts_as.id}" takes no path argument (argument_kind = "path"): its rules '
+            "cannot be read for the paths of another tool's call"
+        )
         return (
             "acts_as",
-            (
-                f'"{acts_as.id}" takes no path argument (argument_kind = "path"): its rules '
-                "cannot be read for the paths of another tool's call"
-            ),
-            f'give "{acts_as.id}" argument_kind = "path", or relate to a tool that has it',
+            why,
+            f'give "{acts_as.id}" a path argument, or relate to a tool that has one',
         )
     if relation.paths == "patch" and tool.argument_kind != "patch":
-        return (
-            "paths",
-            (f'paths = "patch" needs "{tool.id}" to take a patch (argument_kind = "patch")'),
-            'use paths = "argument", or declare the tool\'s argument_kind',
-        )
+        why = f'paths = "patch" needs "{tool.id}" to take a patch (argument_kind = "patch")'
+        return "paths", why, 'use paths = "argument", or declare the tool\'s argument_kind'
     if relation.paths == "argument" and (relation.key or tool.argument_key) is None:
-        return (
-            "key",
-            f'"{tool.id}" has no argument_key: say which argument holds the path',
-            ('add key = "<argument name>"'),
-        )
+        why = f'"{tool.id}" has no argument_key: say which argument holds the path'
+        return "key", why, 'add key = "<argument name>"'
     return None
 
 
@@ -344,8 +334,6 @@ def load_catalog(
         return builtin_catalog(ref)
     looks_like_path = any(ref.endswith(ext) for ext in (".toml", ".yaml", ".yml", ".json"))
     if not looks_like_path:
-        from ..diagnostics import suggestion
-
         raise PolicyError(
             [
                 Diagnostic.make(
