@@ -11,9 +11,9 @@ A call's verdict at a layer is the most restrictive over its parts (sub-commands
 and its file accesses (decided with the read or write tool's rules at the same layer): a shell
 line's redirections, and the paths of a tool the catalog relates to another (`apply_patch`
 writes each file it touches through `write`'s rules, `edit` reads through `read`'s). An access
-whose tool is not in the run is denied. The
-run's verdict is the most restrictive over its layers: deny > ask > allow. Ties go to the
-earliest layer and the earliest part, so the provenance is deterministic.
+whose tool is not in the run is denied. The run's verdict is the most restrictive over its
+layers: deny > ask > allow. Ties go to the earliest layer and the earliest part, so the
+provenance is deterministic.
 """
 
 from __future__ import annotations
