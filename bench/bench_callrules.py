@@ -11,7 +11,9 @@ a workspace with real files, and per case the median and p99 of `decide_call`:
 - a 5-command compound shell line of plain words, and one with quotes (both parsed with
   tree-sitter and walked);
 - a 10,000-character command line;
-- a tool without call rules (the fast path every other call takes).
+- a tool without call rules (the fast path every other call takes);
+- a 3-file patch (apply_patch) and an edit, each decided through the tool the catalog relates
+  it to (`[[relations]]`: every file a patch touches is a write, an update and an edit a read).
 """
 
 from __future__ import annotations
@@ -98,6 +100,9 @@ def main() -> None:
                 [],
                 ["read(./src/**)", "read(./docs/**)"],
             ),
+            "write": _rules(
+                env, "write", ["write(.env)", "write(./secrets/)"], [], ["write(./src/**)"]
+            ),
             "web_fetch": _rules(
                 env,
                 "web_fetch",
@@ -118,6 +123,12 @@ def main() -> None:
     assert len(long_line["command"]) == 10_000
     commands = " && ".join(f"git log --oneline -n {i} src/file{i}.py" for i in range(400))
     many_commands = {"command": commands[:10_000].rsplit(" && ", 1)[0]}
+
+    patch = {
+        "input": "*** Begin Patch\n*** Update File: src/pkg/module.py\n@@\n-x\n+y\n"
+        "*** Add File: src/pkg/new.py\n+x\n*** Delete File: src/pkg/old.py\n*** End Patch\n"
+    }
+    edit = {"path": "src/pkg/module.py", "oldText": "x", "newText": "y"}
 
     cases: list[tuple[str, Callable[[], object], int, float]] = [
         (
@@ -167,6 +178,18 @@ def main() -> None:
             lambda: decide_call(layers, "sessions_list", {"limit": 5}, env),
             50_000,
             0,
+        ),
+        (
+            "3-file patch, through write's and read's rules",
+            lambda: decide_call(layers, "apply_patch", patch, env),
+            10_000,
+            80,
+        ),
+        (
+            "edit, through read's rules",
+            lambda: decide_call(layers, "edit", edit, env),
+            20_000,
+            25,
         ),
     ]
     for _, fn, _, _ in cases:

@@ -387,6 +387,18 @@ CODES: dict[str, CodeInfo] = _codes(
     ),
     ("PC305", E, "invalid catalog", "The catalog file does not describe a valid catalog."),
     (
+        "PC140",
+        E,
+        "catalog relation cannot be applied",
+        "A `[[relations]]` row says that calls of one tool are also calls of another, whose call "
+        "rules then decide them too. The row must name two different tools of the catalog; the "
+        'related tool (`acts_as`) must take a path (`argument_kind = "path"`); `paths = '
+        '"patch"` needs a tool whose argument is a patch, `paths = "argument"` one whose '
+        "`argument_key` (or the row's `key`) names the argument that holds the path. A relation "
+        "that cannot be applied is refused rather than left out: it may be all that keeps a "
+        "file from being read or written.",
+    ),
+    (
         "PC306",
         E,
         "duplicate agent",
@@ -730,8 +742,11 @@ CODES: dict[str, CodeInfo] = _codes(
     (
         "PC404",
         W,
-        "write denied, apply_patch reachable",
-        "`write` is denied but `apply_patch` is not: apply_patch can still change files.",
+        "related tool denied, its relative reachable",
+        "A tool is denied by name but a tool whose calls the catalog relates to it (`apply_patch` "
+        "writes through `write`, `edit` reads through `read`; catalog `[[relations]]`) is not. "
+        "Each call of the related tool is then refused, since the tool it acts as is not in the "
+        "run: deny it too, so the policy says what the run can do.",
     ),
     (
         "PC405",

@@ -23,7 +23,33 @@ def test_deny_after_a_global_allow_that_already_excludes_it(make_policy: MakePol
     assert all(
         path != "agents.entries.a.tools.deny[1]" for _, path in found
     )  # write grants apply_patch
-    assert all(path != "agents.entries.a.tools.deny[2]" for _, path in found)  # read is allowed
+    # read is allowed globally: no PC413; but skills_read (granted by the global read) reads
+    # through read (catalog relation), so denying read alone leaves it refusing every call
+    assert [c for c, path in found if path == "agents.entries.a.tools.deny[2]"] == ["PC404"]
+
+
+def test_a_denied_tool_warns_about_its_relatives_from_the_catalog(
+    make_policy: MakePolicy,
+) -> None:
+    policy = make_policy("tools:\n  deny: [read]\n")
+    (found,) = [d for d in check_policy(policy) if d.code == "PC404"]  # type: ignore[arg-type]
+    assert found.path == "tools.deny[0]"
+    assert "apply_patch, edit, skills_read are not" in found.message
+    assert found.fix == "add apply_patch, edit, skills_read to tools.deny"
+    # a relative the global allow list leaves out is no surprise
+    narrow = make_policy(
+        "tools:\n  allow: [read, write]\nagents:\n  entries:\n    a: {tools: {deny: [read]}}\n"
+    )
+    (agent,) = [d for d in check_policy(narrow) if d.code == "PC404"]  # type: ignore[arg-type]
+    assert "apply_patch, skills_read are not" in agent.message and "edit" not in agent.message
+
+
+def test_no_relative_warning_where_the_catalog_denies_it_with_its_tool(
+    make_policy: MakePolicy,
+) -> None:
+    # openclaw-2026.4: a write deny also denies apply_patch (deny_implies), at any scope
+    text = "catalog: openclaw-2026.4\nagents:\n  entries:\n    a: {tools: {deny: [write]}}\n"
+    assert not [c for c, _ in codes(text, make_policy) if c == "PC404"]
 
 
 def test_write_deny_is_fine_when_apply_patch_is_denied_too(make_policy: MakePolicy) -> None:

@@ -3,7 +3,8 @@
 - entries that name nothing the catalog or the declared inventory knows (PC410, PC411);
 - entries that can never matter: allowed where the same scope denies them (PC412), or denied
   again after the global deny already removes them (PC413);
-- `write` denied while `apply_patch` stays reachable (PC404);
+- a tool denied while a tool the catalog relates to it stays (PC404: `write` denied, and
+  `apply_patch`, whose calls are write calls, not);
 - a configured sandbox deny list that silently replaces the catalog's default deny (PC414);
 - an allow glob meant for a plugin or MCP server that also grants core tools (PC431);
 - a group sender rule that shadows the group's tools (PC430, `shadowing.py`), an agent sender
@@ -30,7 +31,7 @@ from ..compile.layers import LayerPolicy
 from ..diagnostics import Diagnostic, Severity, did_you_mean
 from ..located import list_path
 from ..names import Glob, fold, is_glob
-from ..pipeline.match import decide
+from ..pipeline.match import decide, implied_deny
 from ..pipeline.resolve import default_inventory
 from .emptiness import empty_contexts
 from .matrix import DEFAULT_MAX_CONTEXTS, context_matrix
@@ -193,7 +194,6 @@ def check_policy(
     out: list[Diagnostic] = []
     unknown_severity = Severity.ERROR if strict else Severity.WARNING
     global_policy = policy.global_tools.policy
-    global_deny = global_policy.deny if global_policy else None
     scopes = list(iter_scopes(policy))
 
     def add(
@@ -234,7 +234,7 @@ def check_policy(
                         unknown_severity,
                     )
         out.extend(_never_matters(scope, global_policy, policy.catalog))
-        out.extend(_write_without_apply_patch(scope, global_deny))
+        out.extend(_related_not_denied(scope, global_policy, policy.catalog))
         if scope.key.endswith("sandbox.tools") and scope.deny is not None:
             out.extend(_sandbox_default_replaced(scope.deny, policy.catalog))
     out.extend(shadowed_group_tools(policy, inventory, strict=strict))
@@ -319,25 +319,46 @@ def _never_matters(
 _NOTHING = EntryList("", None, ())
 
 
-def _write_without_apply_patch(scope: Scope, global_deny: EntryList | None) -> Iterator[Diagnostic]:
+def _related_not_denied(
+    scope: Scope, global_policy: LayerPolicy | None, catalog: Catalog
+) -> Iterator[Diagnostic]:
+    """A denied tool whose relatives (catalog `[[relations]]`: tools whose calls are also its
+    calls) are not denied: each such call is refused at run time, since the tool it acts as is
+    not in the run, while the policy reads as if the relative were usable. A relative the
+    global policy already removes is no surprise."""
     deny = scope.deny
     if deny is None:
         return
-    hit = deny.match("write")
-    if hit is None or hit.entry.origin != "config":
-        return
-    if deny.match("apply_patch") is not None:
-        return
-    if global_deny is not None and global_deny.match("apply_patch") is not None:
-        return
-    yield Diagnostic.make(
-        "PC404",
-        f"write is denied in {list_path(hit.entry.key)} but apply_patch is not: apply_patch can "
-        "still change files",
-        hit.entry.source,
-        hit.entry.key,
-        f"add apply_patch to {list_path(hit.entry.key)}",
-    )
+    global_deny = global_policy.deny if global_policy is not None else None
+    relatives: dict[str, list[str]] = {}  # denied tool -> its relatives not denied
+    entries: dict[str, Entry] = {}
+    for tool, relations in catalog.relations.items():
+        if deny.match(tool) is not None or implied_deny(tool, deny, catalog) is not None:
+            continue  # denied with it (openclaw-2026.4: a write deny also denies apply_patch)
+        if global_deny is not None and global_deny.match(tool) is not None:
+            continue
+        if global_policy is not None and decide(tool, None, global_policy, catalog) is not None:
+            continue
+        for relation in relations:
+            hit = deny.match(relation.acts_as)
+            if hit is None or hit.entry.origin != "config":
+                continue
+            if tool not in relatives.setdefault(relation.acts_as, []):
+                relatives[relation.acts_as].append(tool)
+            entries[relation.acts_as] = hit.entry
+    for denied, tools in relatives.items():
+        entry = entries[denied]
+        names = ", ".join(tools)
+        yield Diagnostic.make(
+            "PC404",
+            f"{denied} is denied in {list_path(entry.key)} but {names} "
+            f"{'is' if len(tools) == 1 else 'are'} not: {names} also "
+            f"{'makes' if len(tools) == 1 else 'make'} {denied} calls (catalog relation), "
+            "which the run then refuses",
+            entry.source,
+            entry.key,
+            f"add {names} to {list_path(entry.key)}",
+        )
 
 
 def _sandbox_default_replaced(deny: EntryList, catalog: Catalog) -> Iterator[Diagnostic]:

@@ -8,9 +8,12 @@ the deny rules that can judge it (`tool(*)`, `key=glob`); otherwise a layer with
 the tool gives it `callDefault`, whatever plain-name allow it also has.
 
 A call's verdict at a layer is the most restrictive over its parts (sub-commands, patch paths)
-and its file accesses (decided with the read or write tool's rules at the same layer). The
-run's verdict is the most restrictive over its layers: deny > ask > allow. Ties go to the
-earliest layer and the earliest part, so the provenance is deterministic.
+and its file accesses (decided with the read or write tool's rules at the same layer): a shell
+line's redirections, and the paths of a tool the catalog relates to another (`apply_patch`
+writes each file it touches through `write`'s rules, `edit` reads through `read`'s). An access
+whose tool is not in the run is denied. The run's verdict is the most restrictive over its
+layers: deny > ask > allow. Ties go to the earliest layer and the earliest part, so the
+provenance is deterministic.
 """
 
 from __future__ import annotations
@@ -212,6 +215,12 @@ def _needs_analysis(layers: Sequence[LayerCallRules], tool: str, env: CallEnviro
     for layer in layers:
         if tool in layer.tools:
             return True
+    relations = env.relations.get(tool)
+    if relations is not None:
+        for relation in relations:
+            related = relation.acts_as
+            if not env.has(related) or any(related in layer.tools for layer in layers):
+                return True
     if env.spec(tool).kind is not ArgumentKind.SHELL:
         return False
     for access_tool in (env.read_tool, env.write_tool):
@@ -258,8 +267,7 @@ def decide_call(
                     Reason.TOOL_NOT_IN_RUN,
                     access_tool,
                     subject=part.text,
-                    detail=f"the line {'reads' if access_tool == env.read_tool else 'writes'} "
-                    f"a file, and the run has no tool {access_tool}",
+                    detail=_missing(tool, access_tool, env),
                 )
             )
     combined = [*run_level, *verdicts]
@@ -268,4 +276,21 @@ def decide_call(
         if combined
         else Verdict(Effect.ALLOW, Reason.NO_CALL_RULES, tool)
     )
+    if overall.tool != tool and not overall.detail and tool in env.relations:
+        # a related tool's rule decided: say which tool's call made it a call of that tool
+        note = f"{tool} touches this file, so its call is decided as a {overall.tool} call too"
+        overall = overall._replace(detail=note)
     return CallDecision(tool, overall, verdicts)
+
+
+def _missing(tool: str, access_tool: str, env: CallEnvironment) -> str:
+    if env.spec(tool).kind is ArgumentKind.SHELL and access_tool in (
+        env.read_tool,
+        env.write_tool,
+    ):
+        verb = "reads" if access_tool == env.read_tool else "writes"
+        return f"the line {verb} a file, and the run has no tool {access_tool}"
+    return (
+        f"{tool}'s calls are also {access_tool} calls (catalog relation), and the run has no "
+        f"tool {access_tool}"
+    )

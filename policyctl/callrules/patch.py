@@ -16,6 +16,12 @@ before `a/`/`b/` is stripped, so the path decided is the path written. A quoted 
 git would not decode (unknown escape, no closing quote, not UTF-8) and a quoted envelope
 name cannot be analysed: fail closed.
 
+What a patch does to each file (`patch_operations`) is read from the same lines: the envelope's
+Add/Update/Delete headers, `*** Move to:` (the destination, and its Update File's path as the
+source), a diff's `--- /dev/null` (the `+++` file is added) or `+++ /dev/null` (the `---` file
+is deleted), `rename from`/`rename to` and `copy from`/`copy to`. Anything else a diff names,
+a `diff --git` header's names included, is an update: a file changed in place.
+
 A `diff --git A B` header is split as git splits it (`git_header_name` in git's apply.c): a
 quoted name ends at its closing quote; an unquoted name never holds a `"` (git quotes such a
 name), so a quote after a blank starts the second name; two unquoted names are the two words,
@@ -50,23 +56,70 @@ _ESCAPES = {
 _OCTAL = "01234567"
 
 
-def patch_paths(text: str) -> tuple[str, ...] | str:
-    """The paths, in order and without repeats, or why none could be found."""
-    found: list[str] = []
-    # lines end at "\n" only, as Codex's apply_patch (Rust's `lines()`) and git split them:
-    # `str.splitlines` also splits at "\r", "\x0b", "\u2028", ..., which would end a header's
-    # name early (`*** Add File: src/a\r/../.env` writes `src/.env`, not `src/a`)
+#: what the head of a line does to the file it names (heads not listed: an update)
+_OPERATION = {
+    "*** Add File: ": "add",
+    "*** Delete File: ": "delete",
+    "*** Move to: ": "move_to",
+    "rename from ": "move_from",
+    "rename old ": "move_from",
+    "rename to ": "move_to",
+    "rename new ": "move_to",
+    "copy from ": "copy_from",
+    "copy to ": "copy_to",
+}
+DEV_NULL = "/dev/null"
+
+
+def patch_operations(text: str) -> tuple[tuple[str, str], ...] | str:
+    """(operation, path) for each file the patch touches, in order and without repeats, or
+    why none could be found. Operations: add, update, delete, move_from, move_to, copy_from,
+    copy_to (a path may have several: an updated file that is also moved)."""
+    found: dict[tuple[str, str], None] = {}  # ordered, without repeats
+    previous: tuple[str, tuple[str, ...]] = ("", ())  # the last naming line: head, its paths
     for line in text.split("\n"):
         line = line.removesuffix("\r")
         paths = _paths_of(line)
         if paths is None:
             return f"a patch line looks like an envelope header but is none: {line[:60]!r}"
+        if not paths:  # most lines of a patch: its hunks
+            continue
+        if "" in paths:
+            return f"a patch line names no path: {line[:60]!r}"
+        head = _head(line)
+        operation = _OPERATION.get(head, "update")
+        if head == "+++ " and previous[0] == "--- ":
+            if previous[1] == (DEV_NULL,):
+                operation = "add"
+            elif paths == (DEV_NULL,):  # `--- a/p` then `+++ /dev/null`: p is deleted
+                old, new = ("update", previous[1][0]), ("delete", previous[1][0])
+                if old in found and new not in found:
+                    found = {(new if k == old else k): None for k in found}
+        if head == "*** Move to: " and previous[0] == "*** Update File: ":
+            found.setdefault(("move_from", previous[1][0]))
         for path in paths:
-            if path == "":
-                return f"a patch line names no path: {line[:60]!r}"
-            if path != "/dev/null" and path not in found:
-                found.append(path)
+            if path != DEV_NULL:
+                found.setdefault((operation, path))
+        previous = (head, paths)
     return tuple(found) if found else "the patch names no file"
+
+
+def patch_paths(text: str) -> tuple[str, ...] | str:
+    """The paths, in order and without repeats, or why none could be found."""
+    operations = patch_operations(text)
+    if isinstance(operations, str):
+        return operations
+    return tuple(dict.fromkeys(path for _, path in operations))
+
+
+def _head(line: str) -> str:
+    """The head of a line that names files (`_paths_of` read the names after it)."""
+    stripped = line.strip()
+    if stripped.startswith("***"):
+        return next((h for h in _ENVELOPE if stripped.startswith(h)), "")
+    if line.startswith("diff --git "):
+        return "diff --git "
+    return next((h for h in _DIFF if line.startswith(h)), "")
 
 
 def _paths_of(line: str) -> tuple[str, ...] | None:

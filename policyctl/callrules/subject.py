@@ -4,6 +4,12 @@ A shell call becomes one part per simple command, one per unanalysable piece, an
 per redirection or `tee` file (decided against the catalog's read or write tool). A path call
 is one part (a patch: one per touched path), a URL call one part, and a call of a tool without
 an argument kind one part that only `name(key=glob)` rules look at.
+
+A tool the catalog relates to another (`[[relations]]`: `apply_patch` writes through `write`,
+`edit` reads through `read`) also makes an access per path the relation names, decided by the
+related tool's rules like a redirection: a path for `paths = "argument"`, each file a patch
+touches with one of the relation's operations for `paths = "patch"`. When those paths cannot be
+found, the access is unanalysable, so the related tool's rules still speak (callDefault).
 """
 
 from __future__ import annotations
@@ -12,12 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ..catalog.model import Relation
 from .model import KEYED_ONLY, ArgumentKind, ArgumentSpec
-from .patch import patch_paths
+from .patch import patch_operations
 from .paths import resolve_path
 from .shell import DEFAULT_LIMITS, ShellLimits, analyse
 from .urls import parse_call_url, parse_normal_url
-from .values import Part, Roots
+from .values import Part, ResolvedPath, Roots
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +40,8 @@ class CallEnvironment:
     #: the tools the run has at name level (None: not known, every tool counts as present)
     run_tools: frozenset[str] | None = None
     shell_limits: ShellLimits = DEFAULT_LIMITS
+    #: tool -> the catalog relations its calls make (`Catalog.relations`)
+    relations: Mapping[str, tuple[Relation, ...]] = field(default_factory=dict)
 
     def spec(self, tool: str) -> ArgumentSpec:
         return self.specs.get(tool, KEYED_ONLY)
@@ -54,8 +63,26 @@ def _text_arg(args: Mapping[str, Any], key: str | None) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _path_part(args: Mapping[str, Any], raw: str, roots: Roots, cwd: str | None) -> Part:
-    resolved = resolve_path(raw, roots, cwd)
+class _Seen:
+    """What one call's subject has worked out, for its relations to reuse: each path resolved
+    (a relation decides the same file again, as another tool's call) and the patch parsed."""
+
+    __slots__ = ("operations", "paths")
+
+    def __init__(self) -> None:
+        self.paths: dict[str, ResolvedPath | str] = {}
+        self.operations: tuple[tuple[str, str], ...] | str | None = None
+
+
+def _path_part(
+    args: Mapping[str, Any], raw: str, roots: Roots, cwd: str | None, seen: _Seen | None = None
+) -> Part:
+    if seen is None:
+        resolved = resolve_path(raw, roots, cwd)
+    else:
+        found = seen.paths.get(raw)
+        resolved = found if found is not None else resolve_path(raw, roots, cwd)
+        seen.paths[raw] = resolved
     if isinstance(resolved, str):
         return Part(args, raw, roots, unanalysable=resolved)
     return Part(args, resolved.normal, roots, None, False, resolved)
@@ -80,6 +107,15 @@ def _cwd(args: Mapping[str, Any], spec: ArgumentSpec, roots: Roots) -> str | Par
 
 
 def build_subject(tool: str, args: Mapping[str, Any], env: CallEnvironment) -> Subject:
+    relations = env.relations.get(tool)
+    if relations is None:  # the common case
+        return _own_subject(tool, args, env)
+    return _related_subject(tool, args, env, relations)
+
+
+def _own_subject(
+    tool: str, args: Mapping[str, Any], env: CallEnvironment, seen: _Seen | None = None
+) -> Subject:
     spec = env.spec(tool)
     roots = env.roots
     if spec.kind is ArgumentKind.KEYED:
@@ -100,13 +136,57 @@ def build_subject(tool: str, args: Mapping[str, Any], env: CallEnvironment) -> S
     if isinstance(cwd, Part):
         return Subject(tool, (cwd,))
     if spec.kind is ArgumentKind.PATH:
-        return Subject(tool, (_path_part(args, raw, roots, cwd),))
+        return Subject(tool, (_path_part(args, raw, roots, cwd, seen),))
     if spec.kind is ArgumentKind.PATCH:
-        paths = patch_paths(raw)
-        if isinstance(paths, str):
-            return Subject(tool, (Part(args, raw[:80], roots, unanalysable=paths),))
-        return Subject(tool, tuple(_path_part(args, p, roots, cwd) for p in paths))
+        operations = patch_operations(raw)
+        if seen is not None:
+            seen.operations = operations
+        if isinstance(operations, str):
+            return Subject(tool, (Part(args, raw[:80], roots, unanalysable=operations),))
+        paths = dict.fromkeys(path for _, path in operations)
+        return Subject(tool, tuple(_path_part(args, p, roots, cwd, seen) for p in paths))
     return _shell_subject(tool, args, raw, env, cwd)
+
+
+def _related_subject(
+    tool: str, args: Mapping[str, Any], env: CallEnvironment, relations: tuple[Relation, ...]
+) -> Subject:
+    """The tool's own subject, with an access per path each relation names (module doc)."""
+    seen = _Seen()
+    own = _own_subject(tool, args, env, seen)
+    roots = env.roots
+    spec = env.spec(tool)
+    cwd = _cwd(args, spec, roots)
+    accesses = list(own.accesses)
+    operations = seen.operations
+    for relation in relations:
+        target = relation.acts_as
+        key = env.spec(target).key or "path"
+        if isinstance(cwd, Part):
+            accesses.append((target, Part({}, cwd.text, roots, unanalysable=cwd.unanalysable)))
+            continue
+        if relation.paths == "argument":
+            raw = _text_arg(args, relation.key or spec.key)
+            if raw is None:
+                why = f"argument {relation.key or spec.key!r} is missing or not text"
+                accesses.append((target, Part({}, "", roots, unanalysable=why)))
+            else:
+                accesses.append((target, _path_part({key: raw}, raw, roots, cwd, seen)))
+            continue
+        if operations is None:
+            raw = _text_arg(args, spec.key)
+            operations = (
+                f"argument {spec.key!r} is missing or not text"
+                if raw is None
+                else patch_operations(raw)
+            )
+        if isinstance(operations, str):
+            accesses.append((target, Part({}, "", roots, unanalysable=operations)))
+            continue
+        wanted = relation.operations
+        paths = dict.fromkeys(p for op, p in operations if wanted is None or op in wanted)
+        accesses.extend((target, _path_part({key: p}, p, roots, cwd, seen)) for p in paths)
+    return Subject(tool, own.parts, tuple(accesses))
 
 
 def _shell_subject(
@@ -158,4 +238,5 @@ def environment_for(
         catalog.call_write_tool,
         run_tools,
         shell_limits,
+        catalog.relations,
     )

@@ -47,6 +47,36 @@ class GrantRow(_Strict):
     unless_denied: bool = False
 
 
+#: what a patch does to each file it names (`callrules.patch.patch_operations`)
+PatchOperation = Literal["add", "update", "delete", "move_from", "move_to", "copy_from", "copy_to"]
+
+
+class RelationRow(_Strict):
+    """Calls of `tool` are also calls of `acts_as`: every call rule of `acts_as` (allow, ask,
+    deny, at every layer) decides them too, over the paths `paths` names.
+
+    `paths = "argument"`: the path in the argument `key` (default: the tool's `argument_key`),
+    e.g. `edit` reads the file it edits. `paths = "patch"`: each file the patch touches (the
+    tool's argument kind is `patch`), restricted to `operations` when given."""
+
+    tool: str
+    acts_as: str
+    paths: Literal["argument", "patch"]
+    key: str | None = None
+    operations: list[PatchOperation] | None = None
+    description: str | None = None
+
+    @model_validator(mode="after")
+    def _fits(self) -> RelationRow:
+        if self.operations is not None and self.paths != "patch":
+            raise ValueError('operations go with paths = "patch"')
+        if self.key is not None and self.paths != "argument":
+            raise ValueError('key goes with paths = "argument"')
+        if self.operations == []:
+            raise ValueError("operations is empty: leave it out to map every operation")
+        return self
+
+
 class ProfileRow(_Strict):
     tools: list[str] | None = None
     also: list[str] = []
@@ -71,6 +101,7 @@ class CatalogFile(_Strict):
     aliases: dict[str, str] = {}
     covers: dict[str, list[str]] = {}
     grants: list[GrantRow] = []
+    relations: list[RelationRow] = []
     deny_implies: dict[str, list[str]] = {}
     owner_only: list[str] = []
     image_tool: str | None = None

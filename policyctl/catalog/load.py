@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .file import CatalogFile
 
-from ..diagnostics import Diagnostic, PolicyError, Source
+from ..diagnostics import Diagnostic, PolicyError, Source, suggestion
 from ..formats.files import confinement_problem, extends_error
 from ..formats.read import Reader, decode, detect_format, parse_text, read_text
 from ..located import flatten
@@ -30,6 +30,7 @@ from .model import (
     Catalog,
     CatalogTool,
     Grant,
+    Relation,
     data_dir,
 )
 
@@ -51,6 +52,7 @@ def _derive(files: list[Mapping[str, Any]]) -> Catalog:
     aliases: dict[str, str] = {}
     covers: dict[str, tuple[str, ...]] = {}
     grants: list[Mapping[str, Any]] = []
+    relation_rows: list[Mapping[str, Any]] = []
     deny_implies: dict[str, tuple[str, ...]] = {}
     owner_only: set[str] = set()
     provider_aliases: dict[str, str] = {}
@@ -69,6 +71,7 @@ def _derive(files: list[Mapping[str, Any]]) -> Catalog:
             {k.lower(): tuple(x.lower() for x in v) for k, v in f.get("covers", {}).items()}
         )
         grants.extend(f.get("grants", ()))
+        relation_rows.extend(f.get("relations") or ())
         deny_implies.update(
             {k.lower(): tuple(x.lower() for x in v) for k, v in f.get("deny_implies", {}).items()}
         )
@@ -129,6 +132,18 @@ def _derive(files: list[Mapping[str, Any]]) -> Catalog:
         grant_map.setdefault(granted, []).append(
             Grant(granted, norm(grant["when_allowed"]), grant.get("unless_denied", False))
         )
+    relations: dict[str, list[Relation]] = {}
+    for row in relation_rows:
+        ops = row.get("operations")
+        relation = Relation(
+            norm(row["tool"]),
+            norm(row["acts_as"]),
+            row["paths"],
+            row.get("key"),
+            frozenset(ops) if ops is not None else None,
+        )
+        if relation not in relations.get(relation.tool, ()):
+            relations.setdefault(relation.tool, []).append(relation)
     return Catalog(
         name=last["name"],
         description=last.get("description") or last["name"],
@@ -153,7 +168,40 @@ def _derive(files: list[Mapping[str, Any]]) -> Catalog:
         files=tuple(files),
         call_read_tool=norm(call_read) if call_read else None,
         call_write_tool=norm(call_write) if call_write else None,
+        relations={k: tuple(v) for k, v in relations.items()},
     )
+
+
+def relation_problem(relation: Relation, catalog: Catalog) -> tuple[str, str, str] | None:
+    """Why a relation cannot be applied to `catalog`: (field, message, fix), or None.
+
+    The mapped call is a path call of `acts_as`, so `acts_as` must read a path; a `patch`
+    relation needs a tool whose argument is a patch, an `argument` one a path argument."""
+    for name, field in ((relation.tool, "tool"), (relation.acts_as, "acts_as")):
+        if name not in catalog.by_id:
+            hint = suggestion(name, sorted(catalog.tool_ids))
+            why = f'relation names "{name}", a tool this catalog does not have'
+            return field, why, hint or "name a tool of the catalog's tools table"
+    if relation.tool == relation.acts_as:
+        return "acts_as", f'"{relation.tool}" is related to itself', "name another tool"
+    tool, acts_as = catalog.by_id[relation.tool], catalog.by_id[relation.acts_as]
+    if acts_as.argument_kind != "path":
+        why = (
+            f'"{acts_as.id}" takes no path argument (argument_kind = "path"): its rules '
+            "cannot be read for the paths of another tool's call"
+        )
+        return (
+            "acts_as",
+            why,
+            f'give "{acts_as.id}" a path argument, or relate to a tool that has one',
+        )
+    if relation.paths == "patch" and tool.argument_kind != "patch":
+        why = f'paths = "patch" needs "{tool.id}" to take a patch (argument_kind = "patch")'
+        return "paths", why, 'use paths = "argument", or declare the tool\'s argument_kind'
+    if relation.paths == "argument" and (relation.key or tool.argument_key) is None:
+        why = f'"{tool.id}" has no argument_key: say which argument holds the path'
+        return "key", why, 'add key = "<argument name>"'
+    return None
 
 
 def _builtin_file(text: str) -> dict[str, Any] | None:
@@ -209,8 +257,12 @@ def _read_catalog_file(
     reader: Reader | None = None,
     named_at: Source | None = None,
     key: str = "catalog",
+    relation_sources: list[tuple[int, Mapping[str, Any], Mapping[str, Source | None]]]
+    | None = None,
 ) -> Mapping[str, Any]:
-    """A catalog file as data for `_derive`; validated unless it is a built-in one."""
+    """A catalog file as data for `_derive`; validated unless it is a built-in one. Each
+    relation row of a validated file is added to `relation_sources` with where its fields are
+    written, for the checks that need the whole catalog (`_check_relations`)."""
     if builtin:  # shipped with policyctl: never a file of the policy's tree or revision
         text = read_text(path, limits, shown)
     else:
@@ -247,7 +299,15 @@ def _read_catalog_file(
             )
     if problems:
         raise PolicyError(problems)
-    return parsed.model_dump()
+    dumped = parsed.model_dump()
+    if relation_sources is not None:
+        for i, row in enumerate(dumped["relations"]):
+            where = {
+                f: index.value(("relations", i, f)) or index.value(("relations", i))
+                for f in ("tool", "acts_as", "paths", "key")
+            }
+            relation_sources.append((i, row, where))
+    return dumped
 
 
 @lru_cache(maxsize=8)
@@ -280,8 +340,6 @@ def load_catalog(
         return builtin_catalog(ref)
     looks_like_path = any(ref.endswith(ext) for ext in (".toml", ".yaml", ".yml", ".json"))
     if not looks_like_path:
-        from ..diagnostics import suggestion
-
         raise PolicyError(
             [
                 Diagnostic.make(
@@ -299,7 +357,10 @@ def load_catalog(
     if roots is not None:
         _confine(path, roots, named_at)
     chain: list[Mapping[str, Any]] = []
-    current = _read_catalog_file(path, limits, str(path), False, reader, named_at)
+    related: list[tuple[int, Mapping[str, Any], Mapping[str, Source | None]]] = []
+    current = _read_catalog_file(
+        path, limits, str(path), False, reader, named_at, relation_sources=related
+    )
     chain.append(current)
     seen = {path.resolve()}
     while current.get("extends"):
@@ -323,10 +384,47 @@ def load_catalog(
                 _confine(base_path, roots, Source(str(path), 1, 1))
         builtin = parent in BUILTIN_CATALOGS
         current = _read_catalog_file(
-            base_path, limits, shown, builtin, reader, Source(str(path), 1, 1), "extends"
+            base_path,
+            limits,
+            shown,
+            builtin,
+            reader,
+            Source(str(path), 1, 1),
+            "extends",
+            relation_sources=related,
         )
         chain.append(current)
-    return _derive(list(reversed(chain)))
+    catalog = _derive(list(reversed(chain)))
+    _check_relations(catalog, related)
+    return catalog
+
+
+def _check_relations(
+    catalog: Catalog, rows: list[tuple[int, Mapping[str, Any], Mapping[str, Source | None]]]
+) -> None:
+    """An operator's relation that cannot be applied is an error where it is written (PC140),
+    never a relation silently left out: it may be all that keeps a file from being written."""
+    problems = []
+
+    def norm(name: str) -> str:
+        return catalog.aliases.get(fold(name), fold(name))
+
+    for i, row, where in rows:
+        ops = row.get("operations")
+        relation = Relation(
+            norm(row["tool"]),
+            norm(row["acts_as"]),
+            row["paths"],
+            row.get("key"),
+            frozenset(ops) if ops is not None else None,
+        )
+        found = relation_problem(relation, catalog)
+        if found is not None:
+            field, message, fix = found
+            at = where.get(field)
+            problems.append(Diagnostic.make("PC140", message, at, f"relations[{i}].{field}", fix))
+    if problems:
+        raise PolicyError(problems)
 
 
 def _confine(path: Path, roots: tuple[Path, ...], named_at: Source | None) -> None:

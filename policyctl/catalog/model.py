@@ -7,7 +7,7 @@ process. It is built by `catalog.load` from catalog files (`catalog.file` is the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -53,6 +53,20 @@ class Grant:
 
 
 @dataclass(frozen=True, slots=True)
+class Relation:
+    """Calls of `tool` are also calls of `acts_as` (catalog `[[relations]]`): the paths
+    `paths` names ("argument": the one in argument `key`; "patch": each file the patch
+    touches, for the patch `operations` listed, None for all) are decided by `acts_as`'s call
+    rules too."""
+
+    tool: str
+    acts_as: str
+    paths: str
+    key: str | None = None
+    operations: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Catalog:
     name: str
     description: str
@@ -81,6 +95,8 @@ class Catalog:
     files: tuple[Mapping[str, Any], ...] = ()
     call_read_tool: str | None = None
     call_write_tool: str | None = None
+    #: tool -> the relations whose calls it makes (`Relation.tool`)
+    relations: Mapping[str, tuple[Relation, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # one catalog object serves every policy of the process (built-in catalogs are made
@@ -115,6 +131,7 @@ _MAPS = (
     "groups",
     "profiles",
     "by_id",
+    "relations",
 )
 
 

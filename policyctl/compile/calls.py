@@ -261,9 +261,11 @@ class CallCompiler:
 
     def _granted(self, tools: dict[str, ToolCallRules], lists: CallLists) -> None:
         """A catalog grant (`write` admits `apply_patch`) from a tool admitted here by allow
-        specifiers only must not admit the granted tool unrestricted: it takes the grantor's
-        allow rules, compiled for its own argument kind (no rules if they do not parse for
-        it, so every call of it gets callDefault)."""
+        specifiers only must not admit the granted tool unrestricted. Where the catalog also
+        relates the two (`[[relations]]`), the relation does it, with every rule of the
+        grantor; otherwise the granted tool takes the grantor's allow rules, compiled for its
+        own argument kind (no rules if they do not parse for it, so every call of it gets
+        callDefault)."""
         from ..callrules.model import KEYED_ONLY, Rule, SpecifierError, ToolCallRules
         from ..callrules.specifiers import compile_matcher
 
@@ -273,7 +275,12 @@ class CallCompiler:
             own = tools.get(granted)
             if own is not None and own.allow:
                 continue
+            related = {r.acts_as for r in self.catalog.relations.get(granted, ())}
             for grant in grants:
+                if grant.when_allowed in related:
+                    # the relation makes each call of the granted tool a call of the grantor,
+                    # decided by all of its rules at every layer (callrules.subject)
+                    continue
                 grantor = tools.get(grant.when_allowed)
                 if grantor is None or not grantor.allow or grantor.name_admitted:
                     continue

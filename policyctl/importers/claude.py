@@ -61,7 +61,15 @@ class _Claude:
         self.noted_search = False
         tools = catalog.tools
         self.shell = [t.id for t in tools if t.argument_kind == "shell"]
-        self.read_paths = [t.id for t in tools if t.argument_kind == "path" and t.read_only]
+        readers = {t.id for t in tools if t.argument_kind == "path" and t.read_only}
+        # a reader whose calls the catalog relates to another reader (skills_read reads
+        # through read) takes that reader's rules already: Claude Code has no such tool
+        self.read_paths = [
+            t.id
+            for t in tools
+            if t.id in readers
+            and not any(r.acts_as in readers for r in catalog.relations.get(t.id, ()))
+        ]
         self.edit_paths = [
             t.id for t in tools if t.argument_kind in ("path", "patch") and not t.read_only
         ]

@@ -243,16 +243,18 @@ class Resolution:
         return found
 
     def has_call_rules(self, tool: str) -> bool:
-        """Whether some layer has call rules for `tool`, or (for a shell tool) for the read or
-        write tool its redirections are decided as, or one of those is not in the run: when
-        False, `decide_call` allows every call of the tool without looking at it."""
+        """Whether some layer has call rules for `tool`, or for a tool its calls are also
+        decided as (a shell tool's read and write tools, a catalog relation's tool), or one of
+        those is not in the run: when False, `decide_call` allows every call of the tool
+        without looking at it."""
         layers = self.call_layers
         if any(tool in layer.tools for layer in layers):
             return True
         env = self.call_environment()
-        if env.spec(tool).kind.value != "shell":
-            return False
-        for access in (env.read_tool, env.write_tool):
+        related = tuple(r.acts_as for r in env.relations.get(tool, ()))
+        if env.spec(tool).kind.value == "shell":
+            related += tuple(t for t in (env.read_tool, env.write_tool) if t is not None)
+        for access in related:
             if access is not None and (
                 not env.has(access) or any(access in layer.tools for layer in layers)
             ):

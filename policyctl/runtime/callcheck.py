@@ -116,11 +116,25 @@ def shown_detail(verdict: Verdict, level: str) -> dict[str, Any]:
     return {"decidedBy": decided}
 
 
+def as_other_tool(tool: str, verdict: Verdict, level: str) -> str:
+    """When another tool's rule decided (a patch's file decided as a `write` call, an edit as
+    a `read`, a redirection), say so; at refusal detail `full`, also which file of the call
+    (`layer` keeps to the rule and the layer: the file is the resolved, absolute path)."""
+    if verdict.tool == tool or level == "minimal":
+        return ""
+    if level == "full" and verdict.subject:
+        return f' ({tool}\'s file "{_quote(verdict.subject)}" is decided as a {verdict.tool} call)'
+    return f" (a file of this {tool} call is decided as a {verdict.tool} call)"
+
+
 def refusal_reason(tool: str, verdict: Verdict, level: str, *, what: str = "call") -> str:
     if level == "minimal":
         return f"this {what} of {tool} is not allowed in this run"
     text = f"{what} refused: {how_decided(verdict)}"
-    if level == "full" and verdict.subject:
+    related = as_other_tool(tool, verdict, level)
+    if related:
+        text += related
+    elif level == "full" and verdict.subject:
         text += f' (on "{_quote(verdict.subject)}")'
     return text
 
@@ -181,6 +195,7 @@ class CallCheck:
         if key in self.grants and also is None:
             return None
         reason = f"{what} of {tool} needs approval: {how_decided(verdict)}"
+        reason += as_other_tool(tool, verdict, self.refusal_detail)
         if also is not None:
             reason += f"; and a hook asks: {also}"
         if self.approver is None:

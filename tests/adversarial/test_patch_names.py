@@ -14,7 +14,11 @@ import pytest
 from policyctl import RunContext, load_policy, resolve
 from policyctl.callrules.patch import patch_paths
 
-POLICY = 'tools:\n  deny: ["apply_patch(.env)", "apply_patch(/etc/**)"]\n  allow: [apply_patch]\n'
+# a patch's files are write calls and its updates read calls (catalog relations): both in the run
+POLICY = (
+    'tools:\n  deny: ["apply_patch(.env)", "apply_patch(/etc/**)"]\n'
+    "  allow: [apply_patch, write, read]\n"
+)
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ EXPECTED = {
         "ls": ("path", "path", None),
         "apply_patch": ("patch", "input", None),
         "web_fetch": ("url", "url", None),
+        "skills_read": ("path", "path", None),
     },
     "openclaw-2026.4": {
         "exec": ("shell", "command", "workdir"),

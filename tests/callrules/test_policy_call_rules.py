@@ -109,7 +109,9 @@ def test_decision_carries_layer_entry_and_location(make_policy: MakePolicy) -> N
 def test_has_call_rules_and_call_layers(make_policy: MakePolicy) -> None:
     res = run(make_policy(CONTRACT_EXAMPLE))
     assert res.has_call_rules("exec") and res.has_call_rules("read")
-    assert not res.has_call_rules("skills_read")
+    # skills_read reads through read (catalog relation): read's rules decide its calls too
+    assert res.has_call_rules("skills_read")
+    assert not res.has_call_rules("web_search")
     assert [layer.label for layer in res.call_layers] == ["tools.allow"]
     none = run(make_policy("tools:\n  deny: [browser]\n"))
     assert none.call_layers == ()
@@ -172,7 +174,8 @@ def test_commands_are_case_sensitive_in_specifiers(make_policy: MakePolicy) -> N
 
 def test_grant_from_a_specifier_admitted_tool_keeps_its_rules(make_policy: MakePolicy) -> None:
     # write admits apply_patch (catalog grant); write admitted by specifiers only must not
-    # admit apply_patch unrestricted: it takes write's allow rules for the paths it patches
+    # admit apply_patch unrestricted: each file it patches is a write call (catalog relation),
+    # decided by write's rules, even when apply_patch is also admitted by name
     res = run(make_policy('tools:\n  allow: ["write(/ws/src/**)"]\n'), provider="openai")
     assert "apply_patch" in res.allowed
     inside = "*** Begin Patch\n*** Add File: /ws/src/a.py\n+x\n*** End Patch\n"
@@ -183,7 +186,8 @@ def test_grant_from_a_specifier_admitted_tool_keeps_its_rules(make_policy: MakeP
     plain = run(
         make_policy('tools:\n  allow: ["write(/ws/src/**)", apply_patch]\n'), provider="openai"
     )
-    assert plain.decide_call("apply_patch", {key: outside}).effect.label == "allow"
+    assert plain.decide_call("apply_patch", {key: outside}).effect.label == "deny"
+    assert plain.decide_call("apply_patch", {key: inside}).effect.label == "allow"
 
 
 def test_sandbox_default_deny_stays_beside_a_specifier_deny(make_policy: MakePolicy) -> None:
