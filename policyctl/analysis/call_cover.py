@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..callrules.commands import RESERVED, SHELLS, UNANALYSABLE
+from ..callrules.commands import RESERVED, UNANALYSABLE, is_bash_like
 from ..callrules.keyed import KeyedMatcher
 from ..callrules.model import Matcher, Rule
 from ..callrules.paths import PathPattern
@@ -56,7 +56,7 @@ def never_matching(rule: Rule) -> NeverMatches | None:
     word = first.literal
     name = basename(word)
     tool = rule.tool
-    if name in SHELLS:
+    if is_bash_like(name):
         return NeverMatches(
             f"{name} is never matched as a command: `{name} -c 'SCRIPT'` is decided by the "
             f"commands of its script, and `{name}` reading a file or its input cannot be "

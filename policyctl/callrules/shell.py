@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..catalog.commands import CommandCatalog, builtin_commands
 from .commands import (
     REBINDS,
     Access,
@@ -53,6 +54,8 @@ class ShellLimits:
     #: for the whole line: nested `sh -c` scripts, heredocs and backticks share it
     parse_seconds: float = 0.25
     max_depth: int = 8
+    #: the command catalog the words are read with (None: the shipped one)
+    commands: CommandCatalog | None = None
 
 
 DEFAULT_LIMITS = ShellLimits()
@@ -300,6 +303,7 @@ class _Walker:
         self.depth = depth
         self.limits = limits
         self.items: list[Item] = []
+        self.catalog = limits.commands or builtin_commands()
         #: redirections whose extra words were taken as arguments of the command they follow
         self.absorbed: set[int] = set()
         self.extra: dict[int, tuple[Node, ...]] = {}
@@ -448,7 +452,7 @@ class _Walker:
             if kind not in kinds.leaves:
                 inside.append(child)
         if words:
-            self.items.extend(expand(tuple(words), "", self.depth, self.recurse))
+            self.items.extend(expand(tuple(words), "", self.depth, self.recurse, self.catalog))
         return inside
 
     def declaration(self, node: Node) -> None:
@@ -625,6 +629,11 @@ class _Walker:
         target = targets[0]
         if operator in (">&", "<&") and (target.type == "number" or self.text(target) == "-"):
             return  # descriptor duplication: 2>&1
+        if operator == "<>":  # opened for reading and writing
+            path = word_value(target, self.source)
+            self.items.append(Access("read", path, self.text(node)))
+            self.items.append(Access("write", path, self.text(node)))
+            return
         if operator in _REDIRECT_WRITE:
             mode = "write"
         elif operator in _REDIRECT_READ:
