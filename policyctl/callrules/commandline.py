@@ -35,6 +35,8 @@ class Scan(NamedTuple):
     problem: str | None
     #: the index just after a `--` that ended the options (None: no such `--`)
     after_dashes: int | None = None
+    #: every word from this index on is an operand too (not listed: a payload can be long)
+    rest: int | None = None
 
 
 def _is_option(spec: CommandSpec, w: str) -> bool:
@@ -65,7 +67,7 @@ def scan(spec: CommandSpec, words: Words, start: int) -> Scan:
             i += 1
             if posix and not ended and len(operands) > spec.skip_operands:
                 # the payload (or the first operand): every later word is an operand
-                return Scan(options, [*operands, *range(i, n)], i - 1, None, after_dashes)
+                return Scan(options, operands, i - 1, None, after_dashes, i)
             # after a skipped operand (`timeout 5`) options end unless the command reads on
             ended = ended or (posix and not spec.options_after_skip)
             continue

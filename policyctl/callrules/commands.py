@@ -116,17 +116,24 @@ def clip(text: str, limit: int = CLIP) -> str:
 
 
 def render(words: Sequence[str | None]) -> str:
-    if None not in words:
+    """The words as text for provenance, clipped; a long command costs only its first words
+    (a payload is rendered at each level it is carried through: never the whole line)."""
+    if len(words) <= 16 and None not in words:
         text = " ".join(words)  # type: ignore[arg-type]
         return text if len(text) <= CLIP else clip(text)
-    return clip(" ".join("<?>" if w is None else w for w in words))
+    shown: list[str] = []
+    size = 0
+    for w in words:
+        shown.append("<?>" if w is None else w[: CLIP + 1])
+        size += len(shown[-1]) + 1
+        if size > CLIP:
+            break
+    return clip(" ".join(shown))
 
 
 #: wrappers within wrappers (`sudo sudo ...`, `xargs xargs ...`) beyond this are unanalysable
 MAX_NESTING = 16
 NESTING = f"commands nested in one another deeper than {MAX_NESTING} levels"
-#: shells whose language is bash's are modelled in the catalog (entry `bash`)
-SHELL_ENTRY = "bash"
 
 
 def is_bash_like(name: str, catalog: CommandCatalog | None = None) -> bool:
@@ -305,8 +312,9 @@ def _option(spec: CommandSpec, option: Option, ctx: _Context, items: list[Item])
         scripts = setting_scripts(ctx.catalog.git_config, value, name in spec.config_env)
         if isinstance(scripts, str):
             items.append(Problem(scripts, ctx.text))
-        for script in scripts:
-            items.extend(ctx.recurse(script, ctx.depth + 1))
+        else:
+            for script in scripts:
+                items.extend(ctx.recurse(script, ctx.depth + 1))
     if name in spec.reads or name in spec.writes:
         mode: Literal["read", "write"] = "read" if name in spec.reads else "write"
         items.append(Access(mode, value, f"{spec.name} {name} {value or '<?>'}", spec.source))
@@ -314,6 +322,8 @@ def _option(spec: CommandSpec, option: Option, ctx: _Context, items: list[Item])
 
 def _operand_accesses(spec: CommandSpec, words: Words, found: Scan, items: list[Item]) -> None:
     operands = found.operands
+    if found.rest is not None:
+        operands = [*operands, *range(found.rest, len(words))]
     if not operands:
         return
     named = {o.name for o in found.options}
@@ -323,6 +333,12 @@ def _operand_accesses(spec: CommandSpec, words: Words, found: Scan, items: list[
     if spec.mode_operand and not named & spec.reads:
         skip = 1  # `chmod MODE FILE`
     files = operands[skip:]
+    if len(files) > MAX_SCREENED:
+        # each file is decided (and resolved) on its own: a bounded number per command
+        items.append(
+            Problem(f"{spec.name} with more than {MAX_SCREENED} file operands", render(words))
+        )
+        files = files[:MAX_SCREENED]
     mode = spec.operands
     if named & spec.write_options:
         mode = "write"  # `sed -i`

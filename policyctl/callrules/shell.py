@@ -318,7 +318,16 @@ class _Walker:
         leaves = kinds.leaves
         stack = [root]
         pop, push = stack.pop, stack.append
+        visited = 0
         while stack:
+            visited += 1
+            if not visited & 1023 and time.monotonic() > self.deadline:
+                # walking shares the parse's time limit: a line costs at most that, whatever
+                # its shape (the commands found so far are still decided)
+                self.items.append(
+                    Problem(f"analysis took longer than {self.limits.parse_seconds} s", "the line")
+                )
+                return
             node = pop()
             kind = node.kind_id
             if kind in kinds.command:
