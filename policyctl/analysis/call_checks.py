@@ -6,6 +6,8 @@ never decide a call (contract section 9), each at the entry's file:line:col.
 - PC471: an allow specifier every call of which a deny (or ask) specifier of the same layer
   policy also meets: the deny wins, the allow never decides a call there; likewise an ask
   specifier a deny of the same layer covers.
+- PC490: a deny or ask shell specifier that names a subcommand of a command the command
+  catalog does not model: global options could hide the subcommand.
 - PC472: a specifier that decides no call in any context of the matrix: its tool is not
   allowed wherever its list applies (or its list never applies). Checked only on the whole
   matrix: a sample cannot show "in no context".
@@ -19,14 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from ..callrules.model import Rule, RuleIndex, ToolCallRules
+from ..callrules.model import Effect, Rule, RuleIndex, ToolCallRules
+from ..catalog.commands import builtin_commands
 from ..catalog.model import Catalog
 from ..compile.compiled import CompiledPolicy, tools_scopes
 from ..compile.layers import LayerPolicy
 from ..diagnostics import Diagnostic, Severity
 from ..names import normalize
 from ..pipeline.resolve import resolve
-from .call_cover import covers, never_matching
+from .call_cover import covers, never_matching, unmodelled_subcommand
 from .matrix import Matrix
 from .matrixwalk import DistinctRun
 
@@ -123,6 +126,25 @@ def call_rule_checks(
                     rule.source,  # type: ignore[arg-type]
                     lp.scope,
                     found.fix,
+                )
+            )
+    commands = policy.commands or builtin_commands()
+    for lp, rule in every:
+        if rule.effect is Effect.ALLOW or not _written(rule, policy.catalog):
+            continue
+        sub = unmodelled_subcommand(rule, commands)
+        if sub is not None:
+            command = rule.entry.split("(", 1)[1].split()[0]
+            out.append(
+                Diagnostic.make(
+                    "PC490",
+                    f'"{rule.entry}" in {lp.scope} names the subcommand {sub} of {command}, '
+                    f"which the command catalog does not model: a global option before it "
+                    f"({command} --option {sub}) can keep this rule from meeting the call",
+                    rule.source,  # type: ignore[arg-type]
+                    lp.scope,
+                    f"model {command} in the policy's `commands` key (its global options, "
+                    f"payload: subcommand), or write {command} * {sub} *",
                 )
             )
     out.extend(_never_deciding(policy, matrix, every, runs))

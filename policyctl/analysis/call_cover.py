@@ -32,8 +32,8 @@ from ..callrules.specifiers import AnyCall, ShellMatcher
 from ..callrules.urls import DomainPattern, HostPattern, IpPattern, UrlGlob
 from ..callrules.wordglob import STAR, PatternItem
 from ..callrules.wrappers import basename
+from ..catalog.commands import CommandCatalog, builtin_commands
 
-WRAPPERS = frozenset({"timeout", "nice", "nohup", "env", "command", "time"})
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -75,7 +75,9 @@ def never_matching(rule: Rule) -> NeverMatches | None:
             "inside the compound command are decided one by one",
             f"write rules for the commands inside it, e.g. {tool}(rm *)",
         )
-    if name in WRAPPERS and len(items) > 1:
+    spec = builtin_commands().get(name)
+    wrapper = spec is not None and spec.transparent and spec.payload == "command"
+    if wrapper and len(items) > 1:
         rest = " ".join("*" if item is STAR else item.render() for item in items[1:])
         wrapped = _after_wrapper_options(items[1:])
         suggestion = f"{tool}({wrapped})" if wrapped else f"{tool}(CMD *) for the command it runs"
@@ -85,6 +87,23 @@ def never_matching(rule: Rule) -> NeverMatches | None:
             f"write {suggestion}: the rule then applies with or without {name}",
         )
     return None
+
+
+def unmodelled_subcommand(rule: Rule, catalog: CommandCatalog) -> str | None:
+    """The subcommand a shell specifier names after a command the catalog does not model
+    (`exec(cargo publish *)` -> "publish"): global options could hide it (PC490)."""
+    matcher = rule.matcher
+    if not isinstance(matcher, ShellMatcher):
+        return None
+    items = matcher.pattern.items
+    if len(items) < 2 or items[0] is STAR or items[1] is STAR:
+        return None
+    first, second = items[0].literal, items[1].literal
+    if first is None or second is None or second[:1] in ("-", "+", "") or "=" in second:
+        return None
+    if catalog.get(basename(first)) is not None:
+        return None
+    return second
 
 
 def _after_wrapper_options(items: tuple[PatternItem, ...]) -> str | None:

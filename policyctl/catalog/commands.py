@@ -107,12 +107,14 @@ class CommandCatalog:
     def get(self, name: str) -> CommandSpec | None:
         return self.by_name.get(name)
 
-    def with_entries(self, rows: Mapping[str, Mapping[str, Any]], source: str) -> CommandCatalog:
-        """This catalog with an operator's entries added; an entry replaces the shipped one
-        of the same name (and of each name it lists)."""
+    def with_entries(
+        self, rows: Mapping[str, Mapping[str, Any]], sources: Mapping[str, str]
+    ) -> CommandCatalog:
+        """This catalog with an operator's entries added (`sources`: where each was written);
+        an entry replaces the shipped one of the same name (and of each name it lists)."""
         by_name = dict(self.by_name)
         for name, row in rows.items():
-            spec = _spec(name, row, source)
+            spec = _spec(name, row, sources.get(name, "<policy>"))
             for alias in (name, *row.get("names", ())):
                 by_name[alias] = spec
         return CommandCatalog(MappingProxyType(by_name), self.git_config)

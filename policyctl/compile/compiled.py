@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..catalog.commands import CommandCatalog
 from ..catalog.inventory import Inventory, Tool
 from ..catalog.model import Catalog
 from ..diagnostics import Diagnostic, Source
@@ -163,6 +164,8 @@ class CompiledPolicy(_Weakly):
     default_inventory: Inventory
     #: whether any scope has call rules: a run of a policy without them skips call rules
     has_call_rules: bool = False
+    #: the command catalog with the policy's `commands` entries (None: the shipped one)
+    commands: CommandCatalog | None = None
 
     def default_tools(self) -> list[Tool]:
         return list(self.default_inventory.tools)

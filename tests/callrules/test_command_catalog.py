@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from test_shell_variables import verdict
 
 from policyctl.callrules.shell import analyse
 from policyctl.catalog.commandfile import CommandsFile
-from policyctl.catalog.commands import builtin_commands
+from policyctl.catalog.commands import builtin_commands, tomllib
 from policyctl.catalog.model import data_dir
 
 BASH = shutil.which("bash") or "/bin/bash"
@@ -255,7 +254,7 @@ def test_each_entry_knows_where_it_was_written() -> None:
     catalog = builtin_commands()
     git = catalog.get("git")
     assert git is not None
-    path, line = git.source.rsplit(":", 1)
+    _, line = git.source.rsplit(":", 1)
     text = (data_dir("commands") / "commands.toml").read_text(encoding="utf-8").splitlines()
     assert text[int(line) - 1] == "[commands.git]"
     assert catalog.get("dash") is catalog.get("bash")  # one model, several names
