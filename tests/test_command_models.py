@@ -61,3 +61,32 @@ def test_a_subcommand_of_an_unmodelled_command_is_a_warning(tmp_path: Path) -> N
     assert found[0].source is not None and (found[0].source.line, found[0].source.column) == (3, 9)
     path.write_text(path.read_text() + "commands:\n  cargo: {payload: subcommand}\n")
     assert not [d for d in validate_path(str(path)) if d.code == "PC490"]  # modelled now
+
+
+EXPLAINED = """
+    tools:
+      allow: ["exec(git *)", read, write]
+      ask: ["exec(git push *)"]
+      deny: ["exec(rm *)", "read(.env)"]
+"""
+
+
+def test_explain_shows_how_the_line_was_understood() -> None:
+    from policyctl.explain.call import explain_call
+
+    res = resolve(load_policy_text(textwrap.dedent(EXPLAINED)), RunContext(workspace="/tmp"))
+    line = "git -C . --no-pager push origin main; cat .env; git clone -u 'rm x' a b; eval x"
+    explained = explain_call(res, "exec", {"command": line})
+    text = explained.render()
+    assert "    command: git push origin main\n      as written: git -C . --no-pager push" in text
+    assert "model: commands/commands.toml:" in text
+    assert 'decided: ask (ask rule "exec(git push *)" at tools.ask)' in text
+    assert "    reads: .env (model: commands/commands.toml:" in text
+    assert 'decided with read: deny (deny rule "read(.env)" at tools.deny)' in text
+    assert "    not analysable: eval runs a string as a command" in text
+    understood = explained.to_json()["understood"]
+    assert isinstance(understood, dict)
+    rm = [c for c in understood["commands"] if c["words"] == ["rm", "x"]]
+    assert rm and rm[0]["decidedBy"]["decision"] == "deny"
+    push = understood["commands"][0]
+    assert push["written"][:3] == ["git", "-C", "."] and push["model"].startswith("commands/")

@@ -3,7 +3,8 @@
 The decision (allow, ask, deny) with the layer that decided (its number, and its label as in
 the trail; for a deny or ask rule the key of the list the rule is written in, `tools.deny` or
 `tools.ask`, as `explain --tool` labels a removal by a deny list), the entry, where it is
-written and the sub-command, path or URL that decided, then every layer's verdict. A tool the
+written and the sub-command, path or URL that decided, then every layer's verdict; for a
+shell line, how it was understood (`explain/shell.py`). A tool the
 run does not have is explained at name level first (`explain.decide_tool`): no call of it can
 be made, whatever its call rules say.
 """
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..callrules.model import Reason
 from ..escape import printable_line
 from ..pipeline.result import deny_label
+from .shell import ShellReading, read_line
 from .tool import ToolDecision, decide_tool, summary_line
 
 if TYPE_CHECKING:
@@ -67,6 +69,8 @@ class CallExplanation:
     name_level: ToolDecision
     #: trail label -> (layer number, layer name), for the applied layers
     stages: Mapping[str, tuple[int, str]]
+    #: how a shell line was understood (None: the tool's argument is not a shell line)
+    reading: ShellReading | None = None
 
     def _stage(self, verdict: Verdict) -> str:
         if verdict.layer is None:
@@ -110,6 +114,8 @@ class CallExplanation:
                 )
         elif self.name_level.allowed:
             lines.append("  no layer of this run has call rules for this call")
+        if self.reading is not None:
+            lines.extend(self.reading.render())
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, object]:
@@ -127,6 +133,8 @@ class CallExplanation:
             row["location"] = _location(verdict.source)
         if not self.name_level.allowed:
             out["nameLevel"] = self.name_level.to_json()
+        if self.reading is not None:
+            out["understood"] = self.reading.to_json()
         return out
 
 
@@ -161,4 +169,6 @@ def explain_call(resolution: Resolution, tool: str, args: Mapping[str, Any]) -> 
     for trace in resolution.layers:
         if trace.applied:
             stages.setdefault(trace.label, (trace.stage, trace.name))
-    return CallExplanation(name, args, resolution.decide_call(name, args), name_level, stages)
+    decision = resolution.decide_call(name, args)
+    reading = read_line(resolution, name, args) if name_level.allowed else None
+    return CallExplanation(name, args, decision, name_level, stages, reading)
