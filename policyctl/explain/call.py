@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..callrules.model import Reason
 from ..escape import printable_line
-from ..pipeline.result import deny_label
+from .labels import list_label
 from .shell import ShellReading, read_line
 from .tool import ToolDecision, decide_tool, summary_line
 
@@ -136,20 +135,6 @@ class CallExplanation:
         if self.reading is not None:
             out["understood"] = self.reading.to_json()
         return out
-
-
-def list_label(verdict: Verdict) -> str | None:
-    """The layer's label, naming the list of the rule that decided: a layer's call rules all
-    carry its allow label (`tools.allow`), but a deny rule is written in `tools.deny` and an
-    ask rule in `tools.ask`."""
-    label = verdict.layer
-    if label is None or not label.endswith(".allow"):
-        return label
-    if verdict.reason is Reason.DENY_RULE:
-        return deny_label(label)
-    if verdict.reason is Reason.ASK_RULE:
-        return label[: -len(".allow")] + ".ask"
-    return label
 
 
 def _tool_note(verdict: Verdict, tool: str) -> str:

@@ -20,6 +20,7 @@ from ..callrules.model import ArgumentKind, Verdict
 from ..callrules.shell import analyse
 from ..callrules.values import Part
 from ..escape import printable_line
+from .labels import list_label
 
 if TYPE_CHECKING:
     from ..callrules.model import LayerCallRules
@@ -82,8 +83,6 @@ class ShellReading:
 def _verdict_line(verdict: Verdict | None) -> str:
     if verdict is None:
         return "no call rules meet it"
-    from .call import list_label  # the layer named by the list its rule is written in
-
     entry = f' "{verdict.entry}"' if verdict.entry and verdict.entry != "callDefault" else ""
     where = f" ({verdict.source})" if verdict.source is not None else ""
     label = list_label(verdict)
