@@ -47,6 +47,27 @@ def _is_option(spec: CommandSpec, w: str) -> bool:
 
 def scan(spec: CommandSpec, words: Words, start: int) -> Scan:
     """Read the options and operands of `words[start:]` (the words after the command name)."""
+    n = len(words)
+    if start < n and _plain_operand(words[start]):
+        if spec.options_end == "first_operand" and spec.skip_operands == 0:
+            # the common case (`git status`, `sudo rm x`): the first word is the payload
+            return Scan([], [], start, None, None, start)
+        if all(map(_plain_operand, words[start:])):
+            return Scan(
+                [],
+                list(range(start, n)),
+                start + spec.skip_operands if n - start > spec.skip_operands else None,
+                None,
+            )
+    return _scan(spec, words, start)
+
+
+def _plain_operand(word: str | None) -> bool:
+    """A known word that is no option under any model (`+x` is one for the shells)."""
+    return word is not None and word[:1] not in ("-", "+")
+
+
+def _scan(spec: CommandSpec, words: Words, start: int) -> Scan:
     options: list[Option] = []
     operands: list[int] = []
     n = len(words)

@@ -185,7 +185,7 @@ def expand(
         items.append(Problem("coproc with a compound command", text))
         return items
     catalog = catalog or builtin_commands()
-    spec = catalog.get(name)
+    spec = catalog.by_name.get(name)
     if spec is not None:
         return _modelled(spec, words, text, depth, recurse, catalog, nesting)
     items.append(Command(words, rendered or render(words)))
@@ -246,7 +246,7 @@ def _modelled(
     # a wrapper's own words are not decided, only what it runs (or why that is not known);
     # a wrapper alone (`env`, `timeout 5`) is decided as written
     if not spec.transparent or not items:
-        written = None if canonical == words else words
+        written = None if canonical is words or canonical == words else words
         shown = render(canonical) if written is not None else (text or render(words))
         items.insert(0, Command(canonical, shown, False, False, written, spec.source))
     return items
@@ -262,11 +262,14 @@ def _read(
         items.append(Problem(found.problem, ctx.text))
         return words, True
     canonical = words
+    acting = spec.acting
     for option in found.options:
+        if option.name not in acting:
+            continue  # the common case: an option that only shapes the command's output
         _option(spec, option, ctx, items)
         if option.name in spec.unanalysable and isinstance(items[-1], Problem):
             return words, True  # where its payload starts is not known either
-    if spec.operands != "none" or spec.last_operand != "none" or spec.keyed_operands:
+    if spec.files:
         _operand_accesses(spec, words, found, items)
     payload = spec.payload
     if payload == "subcommand":
@@ -366,7 +369,7 @@ def _subcommand(
     index = found.payload
     if index is None:
         return words, False
-    canonical = (words[0], *words[index:])
+    canonical = words if index == 1 else (words[0], *words[index:])
     sub_word = words[index]
     sub = spec.subcommands.get(sub_word) if sub_word is not None else None
     if sub is None:

@@ -72,6 +72,24 @@ class CommandSpec:
     pattern_options: frozenset[str] = frozenset()
     write_options: frozenset[str] = frozenset()
     mode_operand: bool = False
+    #: derived: the options that need more than skipping (they run code, name files, ...)
+    acting: frozenset[str] = field(init=False, repr=False, compare=False)
+    #: derived: whether operands can be files
+    files: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        acting = (
+            set(self.unanalysable)
+            | self.changes_directory
+            | set(self.runs)
+            | self.config
+            | self.config_env
+            | self.reads
+            | self.writes
+        )
+        object.__setattr__(self, "acting", frozenset(acting))
+        files = self.operands != "none" or self.last_operand != "none" or bool(self.keyed_operands)
+        object.__setattr__(self, "files", files)
 
 
 @dataclass(frozen=True, slots=True)
