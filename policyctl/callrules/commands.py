@@ -344,7 +344,9 @@ def _operand_accesses(spec: CommandSpec, words: Words, found: Scan, items: list[
         files = files[:MAX_SCREENED]
     mode = spec.operands
     if named & spec.write_options:
-        mode = "write"  # `sed -i`
+        mode = "write"  # `sed -i`, `find -delete`
+    if mode == "none" and spec.last_operand == "none" and not spec.keyed_operands:
+        return
     last = spec.last_operand
     for k, index in enumerate(files):
         word = words[index]

@@ -88,7 +88,12 @@ class CommandSpec:
             | self.writes
         )
         object.__setattr__(self, "acting", frozenset(acting))
-        files = self.operands != "none" or self.last_operand != "none" or bool(self.keyed_operands)
+        files = (
+            self.operands != "none"
+            or self.last_operand != "none"
+            or bool(self.keyed_operands)
+            or bool(self.write_options)
+        )
         object.__setattr__(self, "files", files)
 
 

@@ -230,6 +230,8 @@ FILES_POLICY = (
         ("ln -s /etc/passwd protected/x", "deny"),
         ("dd if=.env of=/tmp/x", "deny"),
         ("dd if=/dev/zero of=protected/x", "deny"),
+        ("find protected/x -name y -delete", "deny"),
+        ("find protected/x -name y", "allow"),
         ("sudo cat .env", "deny"),
         ("timeout 5 cat .env", "deny"),
         ("cat README.md", "allow"),
