@@ -240,6 +240,17 @@ def _modelled(
     catalog: CommandCatalog,
     nesting: int,
 ) -> list[Item]:
+    if (
+        spec.payload == "subcommand"
+        and len(words) > 1
+        and words[1] is not None
+        and words[1][:1] not in ("-", "+")
+        and words[1] not in spec.subcommands
+        and spec.other_subcommands == "plain"
+    ):
+        # the common case (`git status`, `npm run test`): no global option, no modelled
+        # subcommand: the words are the canonical form and run nothing else
+        return [Command(words, text, False, False, None, spec.source)]
     ctx = _Context(text, depth, recurse, catalog, nesting)
     items: list[Item] = []
     canonical, _ = _read(spec, words, 1, ctx, items)
