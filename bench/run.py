@@ -83,6 +83,11 @@ def main() -> None:
             lambda: run("bench_gate.py", *quick),
         ),
         (
+            "Worst shell lines at the 64 KiB limit",
+            "`bench/bench_shell_bounds.py`: one `analyse` per shape, each in its own process.",
+            lambda: run("bench_shell_bounds.py"),
+        ),
+        (
             "Threads",
             "`bench/bench_threads_memory.py threads`.\n\n"
             "| case | work | exceptions | answers | target |\n|---|---|---|---|---|",

@@ -1038,7 +1038,8 @@ CODES: dict[str, CodeInfo] = _codes(
         "A shell specifier names a command the analysis never leaves in place: a shell "
         "(`sh -c 'SCRIPT'` is decided by its script's commands; `sh FILE` cannot be analysed), "
         "`eval`, `source` or `.` (cannot be analysed), a bash reserved word, or a wrapper "
-        "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`) with a command after it: "
+        "(`timeout`, `nice`, `nohup`, `env`, `command`, `time`: the command catalog's "
+        "transparent entries) with a command after it: "
         "wrappers are stripped, so `exec(nohup *)` never meets `nohup rm x`, matched as "
         "`rm x`. A deny written this way protects nothing.",
     ),
@@ -1070,6 +1071,17 @@ CODES: dict[str, CodeInfo] = _codes(
         "nothing). A schema that admits other keys explicitly (`additionalProperties`) is not "
         "checked. The closest parameter is suggested. A warning, an error under "
         "`--strict`.",
+    ),
+    (
+        "PC490",
+        W,
+        "call rule names a subcommand of a command without a model",
+        "A deny or ask shell specifier names a subcommand (`exec(cargo publish *)`) of a "
+        "command the command catalog does not model. Its words are matched as written, so a "
+        "global option before the subcommand (`cargo --locked publish`) can keep the rule "
+        "from meeting the call. Add the command's model to the policy's `commands` key (its "
+        "global options and `payload: subcommand`) so the call is matched in its canonical "
+        "form, or write the rule with a `*` before the subcommand.",
     ),
     (
         "PC417",

@@ -41,7 +41,19 @@ def _decide(path: Path, command: str) -> str:
     res = resolve(
         load_policy(str(path)), RunContext(workspace="/w", home="/h"), require_tools=False
     )
-    return res.decide_call("exec", {"command": command}).verdict.effect.name.lower()
+    verdict = res.decide_call("exec", {"command": command}).verdict
+    if verdict.tool != "exec" or verdict.reason.name == "UNANALYSABLE":
+        # a file the command writes (`rm git`) decided by the write tool's rules, which the
+        # source tool does not apply to shell commands, or an option the command catalog
+        # does not know (`git -rf`): stricter, never wider
+        return "stricter:" + verdict.effect.name.lower()
+    return verdict.effect.name.lower()
+
+
+def _same_or_file_access(got: str, expected: str) -> bool:
+    if got.startswith("stricter:"):
+        return RANK[got.split(":")[1]] >= RANK[expected]
+    return got == expected
 
 
 def _write(tmp: Path, imp: object) -> Path:
@@ -70,7 +82,7 @@ def test_claude_code_decisions_survive_the_import(
     for command in commands:
         hits = [e for e, p, o in rules if _matches(p, command, o)]
         expected = max(hits, key=RANK.__getitem__) if hits else "ask"
-        assert _decide(path, command) == expected, (perms, command)
+        assert _same_or_file_access(_decide(path, command), expected), (perms, command)
 
 
 @settings(
@@ -108,6 +120,9 @@ def test_gemini_cli_decisions_survive_the_import_or_are_reported(
         gemini = max(hits, key=lambda i: rules[i][2]) if hits else None
         expected = rules[gemini][0] if gemini is not None else "ask"
         got = _decide(path, command)
+        if got.startswith("stricter:"):
+            assert _same_or_file_access(got, expected)
+            continue
         if got != expected:
             # the import must have said why: the winner in Gemini CLI against a stricter rule
             assert gemini is not None and any(h == gemini for h, _ in reported), (rules, command)

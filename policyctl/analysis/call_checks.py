@@ -9,6 +9,8 @@ never decide a call (contract section 9), each at the entry's file:line:col.
 - PC439: a `name(key=glob)` rule on a tool neither the catalog nor the declared inventory has
   (a typo of a tool: the closest name is suggested).
 - PC441: a `name(key=glob)` rule on a key the tool's declared parameters do not have.
+- PC490: a deny or ask shell specifier that names a subcommand of a command the command
+  catalog does not model: global options could hide the subcommand.
 - PC472: a specifier that decides no call in any context of the matrix: its tool is not
   allowed wherever its list applies (or its list never applies). Checked only on the whole
   matrix: a sample cannot show "in no context".
@@ -23,14 +25,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ..callrules.keyed import KeyedMatcher
-from ..callrules.model import Rule, RuleIndex, ToolCallRules
+from ..callrules.model import Effect, Rule, RuleIndex, ToolCallRules
+from ..catalog.commands import builtin_commands
 from ..catalog.model import Catalog
 from ..compile.compiled import CompiledPolicy, tools_scopes
 from ..compile.layers import LayerPolicy
 from ..diagnostics import Diagnostic, Severity, did_you_mean
 from ..names import normalize
 from ..pipeline.resolve import resolve
-from .call_cover import covers, never_matching
+from .call_cover import covers, never_matching, unmodelled_subcommand
 from .matrix import Matrix
 from .matrixwalk import DistinctRun
 
@@ -129,15 +132,9 @@ def call_rule_checks(
                     found.fix,
                 )
             )
-    unknown = list(_unknown_tools(policy, every))
-    out.extend(unknown)
-    out.extend(_unknown_keys(policy, every))
-    named_nothing = {str(d.source) for d in unknown}
-    out.extend(
-        d
-        for d in _never_deciding(policy, matrix, every, runs)
-        if str(d.source) not in named_nothing
-    )
+from ..callrules.keyed import KeyedMatcher
+from ..callrules.model import Effect, Rule, RuleIndex, ToolCallRules
+from ..catalog.commands import builtin_commands
     # a rule the sandbox or subagent layer reuses from its scope is reported once, at its
     # own file:line:col
     unique: dict[tuple[str, str], Diagnostic] = {}

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..callrules.commands import RESERVED, SHELLS, UNANALYSABLE
+from ..callrules.commands import RESERVED, UNANALYSABLE, is_bash_like
 from ..callrules.keyed import KeyedMatcher
 from ..callrules.model import Matcher, Rule
 from ..callrules.paths import PathPattern
@@ -34,8 +34,8 @@ from ..callrules.specifiers import AnyCall, ShellMatcher
 from ..callrules.urls import DomainPattern, HostPattern, IpPattern, UrlGlob
 from ..callrules.wordglob import STAR, PatternItem
 from ..callrules.wrappers import basename
+from ..catalog.commands import CommandCatalog, builtin_commands
 
-WRAPPERS = frozenset({"timeout", "nice", "nohup", "env", "command", "time"})
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -60,7 +60,7 @@ def never_matching(rule: Rule) -> NeverMatches | None:
     if name is None:
         return None
     tool = rule.tool
-    if name in SHELLS:
+    if is_bash_like(name):
         return NeverMatches(
             f"{name} is never matched as a command: `{name} -c 'SCRIPT'` is decided by the "
             f"commands of its script, and `{name}` reading a file or its input cannot be "
@@ -79,7 +79,9 @@ def never_matching(rule: Rule) -> NeverMatches | None:
             "inside the compound command are decided one by one",
             f"write rules for the commands inside it, e.g. {tool}(rm *)",
         )
-    if name in WRAPPERS and len(items) > 1:
+    spec = builtin_commands().get(name)
+    wrapper = spec is not None and spec.transparent and spec.payload == "command"
+    if wrapper and len(items) > 1:
         rest = " ".join("*" if item is STAR else item.render() for item in items[1:])
         wrapped = _after_wrapper_options(items[1:])
         suggestion = f"{tool}({wrapped})" if wrapped else f"{tool}(CMD *) for the command it runs"
@@ -98,6 +100,23 @@ def _fixed_basename(parts: tuple[str, ...]) -> str | None:
     tail = parts[-1]
     slash = tail.rfind("/")
     return tail[slash + 1 :] or None if slash >= 0 else None
+
+
+def unmodelled_subcommand(rule: Rule, catalog: CommandCatalog) -> str | None:
+    """The subcommand a shell specifier names after a command the catalog does not model
+    (`exec(cargo publish *)` -> "publish"): global options could hide it (PC490)."""
+    matcher = rule.matcher
+    if not isinstance(matcher, ShellMatcher):
+        return None
+    items = matcher.pattern.items
+    if len(items) < 2 or items[0] is STAR or items[1] is STAR:
+        return None
+    first, second = items[0].literal, items[1].literal
+    if first is None or second is None or second[:1] in ("-", "+", "") or "=" in second:
+        return None
+    if catalog.get(basename(first)) is not None:
+        return None
+    return second
 
 
 def _after_wrapper_options(items: tuple[PatternItem, ...]) -> str | None:

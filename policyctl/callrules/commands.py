@@ -1,29 +1,27 @@
 """One simple command's words -> the commands that are decided (contract section 5).
 
 Words arrive after quote removal; `None` is a word whose value is unknown (an expansion, an
-unquoted glob). Here:
+unquoted glob). What a command does with its words is data, the command catalog
+(`commands/commands.toml`, read by `commandline.scan`); here it is acted on:
 
-- the wrappers `timeout`, `nice`, `nohup`, `env`, `command`, `time` are stripped with their
-  own options (`wrappers.py`);
-- `sh`/`bash`/`zsh`/`dash` (and `rbash`, the ksh family, `ash`, `yash`, `posh`) with `-c` and
-  a literal script are transparent: the script is analysed recursively; a shell without `-c`
-  runs a script the rules cannot see, and so does any use of a shell whose language is not
-  bash's (`fish`, `csh`, `tcsh`, ...: OTHER_SHELLS);
-- `xargs CMD` and `find ... -exec CMD ;` are decided themselves and so are their payloads;
-  `exec`, `builtin`, `coproc`, `busybox` and `toybox` likewise;
-- `sudo` and `doas` payloads, `su -c` scripts and the possible payloads of programs that run
-  a command (`setsid`, `ssh`, `nsenter`, ... in RUNNERS) are screened: checked against deny
-  and ask rules only (policyctl's choice, fail closed: a deny of `rm *` also meets
-  `sudo rm -rf /`, while `exec(sudo apt update)` alone allows `sudo apt update`);
-- `xargs -I STR` (`-i`, `--replace`) puts input in place of STR: a payload word holding it is
-  unknown (`xargs -I{} sh -c {}` cannot be analysed);
+- a wrapper (`timeout`, `nice`, `env`, `command`, `time`, a shell with `-c SCRIPT`) is
+  transparent: only what it runs is decided;
+- a command with a subcommand behind global options (`git -C . push`) is decided in its
+  canonical form (`git push`); deny and ask rules also meet the words as written;
+- what a command runs (its payload after its options, an option's value that is a shell
+  string or an argv, a `git -c` setting that runs its value) is decided as the code it is;
+  a payload of `sudo`, `doas`, `su -c` and the runners (`setsid`, `ssh`, ...) is screened:
+  checked against deny and ask rules only (a deny of `rm *` also meets `sudo rm -rf /`,
+  while `exec(sudo apt update)` alone allows `sudo apt update`);
+- an option the model does not know, an option that is an expansion, or a value that cannot
+  be analysed makes the line unanalysable (the command's words are still decided);
+- the files a modelled command reads or writes (`cat F`, `cp A B`, `sed -i`, `dd of=`) are
+  accesses, decided with the read or write tool's rules like redirections;
 - `eval`, `source`, `.`, `fc`, `compgen`/`complete` with `-C`, `-F` or an expanding `-W`,
-  `trap CMD`, `alias x=...`, `hash -p`, `enable NAME` and assignments
-  to variables that change what runs (`PATH=`, `LD_*=`, `GIT_*=`: `wrappers.rebinds`) cannot
-  be analysed (the command's words are still decided, so deny rules meet them), nor can the
-  builtins that set such a variable some other way (`read PATH`, `printf -v PATH`, `unset
-  PATH`, namerefs, `set -k`, arithmetic over variables: `variables.py`);
-- the file arguments of `tee` are writes.
+  `trap CMD`, `alias x=...`, `hash -p`, `enable NAME`, assignments to variables that change
+  what runs (`PATH=`, `LD_*=`, `GIT_*=`: `wrappers.rebinds`) and the builtins that set such a
+  variable (`variables.py`) cannot be analysed (the words are still decided);
+- nesting (`sudo sudo ...`, `xargs xargs ...`) deeper than MAX_NESTING is unanalysable.
 """
 
 from __future__ import annotations
@@ -32,16 +30,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from .gitconfig import configured_commands, git_problem
+from ..catalog.commands import CommandCatalog, CommandSpec, builtin_commands
+from .commandline import Option, Scan, scan
+from .gitconfig import setting_scripts
 from .variables import VARIABLE_BUILTINS, variable_problem
-from .wrappers import (
-    Words,
-    basename,
-    is_env_assignment,
-    rebinds,
-    skip_options,
-    strip_wrappers,
-)
+from .wrappers import Words, basename, is_env_assignment, rebinds
 
 
 class Command(NamedTuple):
@@ -55,16 +48,24 @@ class Command(NamedTuple):
     #: a payload only screened against deny and ask rules (`sudo CMD`, `setsid CMD`): it can
     #: make the call stricter, and an allow rule for the outer command is enough to allow it
     screen: bool = False
+    #: the words as written when `words` is the canonical form (`git -C . push` -> `git
+    #: push`): deny and ask rules meet both, an allow rule either
+    written: Words | None = None
+    #: the command catalog entry that told how the words were read (file:line)
+    source: str | None = None
 
 
 class Access(NamedTuple):
-    """A file the line reads or writes through a redirection or `tee` (`path` None: unknown)."""
+    """A file the line reads or writes: a redirection, or a modelled command's file operand or
+    option (`path` None: unknown)."""
 
     # per-call value on the hot path: a NamedTuple (immutable too) is built 5x faster
 
     mode: Literal["read", "write"]
     path: str | None
     text: str
+    #: the command catalog entry that made the operand a file (None: a redirection)
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,16 +90,6 @@ Item = Command | Access | Problem | DirectoryChange
 #: analyse a literal script one level deeper (the shell stage passes itself)
 Recurse = Callable[[str, int], list[Item]]
 
-#: shells whose `-c` script is parsed as bash (`rbash` is bash; the ksh family is close enough)
-SHELLS = frozenset({"sh", "bash", "rbash", "zsh", "dash", "ksh", "ash", "hush"}) | {
-    "mksh",
-    "lksh",
-    "ksh93",
-    "pdksh",
-    "oksh",
-    "yash",
-    "posh",
-}
 #: shells whose language is not bash's: whatever they run cannot be analysed
 OTHER_SHELLS = frozenset({"fish", "csh", "tcsh", "rc", "es", "xonsh", "elvish", "nu", "pwsh"})
 UNANALYSABLE = {
@@ -125,42 +116,52 @@ def clip(text: str, limit: int = CLIP) -> str:
 
 
 def render(words: Sequence[str | None]) -> str:
-    if None not in words:
+    """The words as text for provenance, clipped; a long command costs only its first words
+    (a payload is rendered at each level it is carried through: never the whole line)."""
+    if len(words) <= 16 and None not in words:
         text = " ".join(words)  # type: ignore[arg-type]
         return text if len(text) <= CLIP else clip(text)
-    return clip(" ".join("<?>" if w is None else w for w in words))
+    shown: list[str] = []
+    size = 0
+    for w in words:
+        shown.append("<?>" if w is None else w[: CLIP + 1])
+        size += len(shown[-1]) + 1
+        if size > CLIP:
+            break
+    return clip(" ".join(shown))
 
 
-# -- option tables of the payload carriers --------------------------------------------------
+#: wrappers within wrappers (`sudo sudo ...`, `xargs xargs ...`) beyond this are unanalysable
+MAX_NESTING = 16
+NESTING = f"commands nested in one another deeper than {MAX_NESTING} levels"
 
-_SUDO = (
-    set("AbEHiKklnPSsVvBN"),
-    set("ugCDhprtUTR"),
-)
-_XARGS_VALUE = set("adEILnPs")
-_XARGS_FLAGS = set("0oprtx")
+
+def is_bash_like(name: str, catalog: CommandCatalog | None = None) -> bool:
+    spec = (catalog or builtin_commands()).get(name)
+    return spec is not None and spec.payload == "shell-script"
 
 
 def expand(
-    words: Words, text: str, depth: int, recurse: Recurse, screening: bool = False
+    words: Words,
+    text: str,
+    depth: int,
+    recurse: Recurse,
+    catalog: CommandCatalog | None = None,
+    nesting: int = 0,
 ) -> list[Item]:
     """Every command, access and problem one simple command contributes."""
     rendered = "" if text else render(words)
     text = text or rendered
     items: list[Item] = []
     if words == ("}",):
-        return items  # see _strip_wrappers: the end of `time { ...; }`
-    written = words
-    words, problem, chdir = strip_wrappers(words)
-    if chdir:
-        items.append(DirectoryChange(text))
-    if problem:
-        items.append(Problem(problem, text))
-        return items
-    if len(words) < len(written) and any(map(rebinds, written[: len(written) - len(words)])):
-        # `env PATH=/tmp/evil git status`: the words are still decided (deny meets them)
-        items.append(Problem(REBINDS, text))
+        return items  # the end of `time { ...; }`, which the grammar reads as a command
+    while words and words[0] in ("{", "!"):
+        # the grammar reads `time { rm x; }` and `! { rm x; }` as a command named `{`
+        words = words[1:]
     if not words:
+        return items
+    if nesting > MAX_NESTING:
+        items.append(Problem(NESTING, text))
         return items
     first = words[0]
     if first is None:
@@ -175,14 +176,19 @@ def expand(
     if name in UNANALYSABLE:
         items.append(Problem(UNANALYSABLE[name], text))
         return items
-    if name in SHELLS:
-        items.extend(_shell(words, text, depth, recurse))
-        return items
     if name in OTHER_SHELLS:
         items.append(Command(words, render(words)))
         items.append(Problem(f"{name} runs a script in a language policyctl does not parse", text))
         return items
-    items.append(Command(words, rendered if words is written and rendered else render(words)))
+    if name == "coproc" and any(w in ("{", "}", "(", ")") for w in words[1:]):
+        items.append(Command(words, render(words)))
+        items.append(Problem("coproc with a compound command", text))
+        return items
+    catalog = catalog or builtin_commands()
+    spec = catalog.by_name.get(name)
+    if spec is not None:
+        return _modelled(spec, words, text, depth, recurse, catalog, nesting)
+    items.append(Command(words, rendered or render(words)))
     if name not in _SPECIAL:
         return items  # the common case: a command that runs no other command
     if name in CHANGES_DIRECTORY:
@@ -195,40 +201,316 @@ def expand(
         items.append(Problem("hash -p binds a command name to another program", text))
     elif name == "enable" and len(words) > 1:
         items.append(Problem("enable changes what builtin names run (or loads builtins)", text))
-    elif name == "coproc":
-        if any(w in ("{", "}", "(", ")") for w in words[1:]):
-            items.append(Problem("coproc with a compound command", text))
-        else:
-            items.extend(_payload(words[1:], text, depth, recurse, tail=False))
-    elif name in ("busybox", "toybox"):
-        items.extend(_payload(words[1:], text, depth, recurse, tail=False))
     elif name in ("compgen", "complete"):
         problem = _completion_problem(words)
         if problem:
             items.append(Problem(f"{name} {problem}", text))
-    elif name == "xargs":
-        items.extend(_xargs(words, text, depth, recurse))
-    elif name == "find":
-        items.extend(_find(words, text, depth, recurse))
-    elif name in ("sudo", "doas", "exec", "builtin"):
-        items.extend(_carrier(name, words, text, depth, recurse))
-    elif name in ("su", "runuser"):
-        items.extend(_su(words, text, depth, recurse))
-    elif name in RUNNERS and not screening:
-        items.extend(_runner(words, text, depth, recurse))
-    elif name == "tee":
-        items.extend(_tee(words))
     elif name in VARIABLE_BUILTINS:
         problem = variable_problem((name, *words[1:]))
         if problem:
             items.append(Problem(problem, text))
-    elif name == "git":
-        problem = git_problem(words)
-        if problem:
-            items.append(Problem(problem, text))
-            for script in configured_commands(words)[:MAX_SCREENED]:
-                items.extend(_screened(recurse(script, depth + 1)))
     return items
+
+
+_SPECIAL = (
+    CHANGES_DIRECTORY
+    | VARIABLE_BUILTINS
+    | {"trap", "alias", "hash", "enable"}
+    | {
+        "compgen",
+        "complete",
+    }
+)
+
+
+class _Context(NamedTuple):
+    text: str
+    depth: int
+    recurse: Recurse
+    catalog: CommandCatalog
+    nesting: int
+
+
+def _modelled(
+    spec: CommandSpec,
+    words: Words,
+    text: str,
+    depth: int,
+    recurse: Recurse,
+    catalog: CommandCatalog,
+    nesting: int,
+) -> list[Item]:
+    if (
+        spec.payload == "subcommand"
+        and len(words) > 1
+        and words[1] is not None
+        and words[1][:1] not in ("-", "+")
+        and words[1] not in spec.subcommands
+        and spec.other_subcommands == "plain"
+    ):
+        # the common case (`git status`, `npm run test`): no global option, no modelled
+        # subcommand: the words are the canonical form and run nothing else
+        return [Command(words, text, False, False, None, spec.source)]
+    ctx = _Context(text, depth, recurse, catalog, nesting)
+    items: list[Item] = []
+    canonical, _ = _read(spec, words, 1, ctx, items)
+    # a wrapper's own words are not decided, only what it runs (or why that is not known);
+    # a wrapper alone (`env`, `timeout 5`) is decided as written
+    if not spec.transparent or not items:
+        written = None if canonical is words or canonical == words else words
+        shown = render(canonical) if written is not None else (text or render(words))
+        items.insert(0, Command(canonical, shown, False, False, written, spec.source))
+    return items
+
+
+def _read(
+    spec: CommandSpec, words: Words, start: int, ctx: _Context, items: list[Item]
+) -> tuple[Words, bool]:
+    """Act on `words[start:]` as `spec` models them; returns the canonical words and whether
+    a problem stopped the reading."""
+    found = scan(spec, words, start)
+    if found.problem:
+        items.append(Problem(found.problem, ctx.text))
+        return words, True
+    canonical = words
+    acting = spec.acting
+    for option in found.options:
+        if option.name not in acting:
+            continue  # the common case: an option that only shapes the command's output
+        _option(spec, option, ctx, items)
+        if option.name in spec.unanalysable and isinstance(items[-1], Problem):
+            return words, True  # where its payload starts is not known either
+    if spec.files:
+        _operand_accesses(spec, words, found, items)
+    payload = spec.payload
+    if payload == "subcommand":
+        return _subcommand(spec, words, found, ctx, items)
+    if payload == "command":
+        _payload(spec, words, found, ctx, items)
+    elif payload == "shell-script":
+        _shell_script(spec, words, found, ctx, items)
+    elif payload == "shell-option":
+        if not any(o.name in spec.runs for o in found.options):
+            if found.after_dashes is not None and found.after_dashes < len(words):
+                _run_argv(spec, words[found.after_dashes :], ctx, items, spec.screen)
+            else:
+                items.append(Problem(f"{spec.name} starts a shell that reads its input", ctx.text))
+    elif payload == "after-double-dash" and found.after_dashes is not None:
+        _run_argv(spec, words[found.after_dashes :], ctx, items, spec.screen)
+    elif payload == "any-word":
+        _any_word(spec, words, start, ctx, items)
+    return canonical, False
+
+
+def _option(spec: CommandSpec, option: Option, ctx: _Context, items: list[Item]) -> None:
+    name, value = option.name, option.value
+    if name in spec.unanalysable and (option.has_value or name not in spec.optional):
+        items.append(Problem(spec.unanalysable[name], ctx.text))
+    if name in spec.changes_directory:
+        items.append(DirectoryChange(ctx.text))
+    runs = spec.runs.get(name)
+    if runs == "shell":
+        if value is None:
+            items.append(Problem(f"{spec.name} {name} with a script that is not literal", ctx.text))
+        else:
+            items.extend(_screen_if(spec.screen, ctx.recurse(value, ctx.depth + 1)))
+    elif runs == "argv-until-semicolon" and option.argv is not None:
+        argv = option.argv
+        if spec.placeholder:
+            argv = tuple(None if w is not None and spec.placeholder in w else w for w in argv)
+        if not argv:
+            items.append(Problem(f"{spec.name} {name} without a command", ctx.text))
+        else:
+            _run_argv(spec, argv, ctx, items, spec.screen)
+    if name in spec.config or name in spec.config_env:
+        scripts = setting_scripts(ctx.catalog.git_config, value, name in spec.config_env)
+        if isinstance(scripts, str):
+            items.append(Problem(scripts, ctx.text))
+        else:
+            for script in scripts:
+                items.extend(ctx.recurse(script, ctx.depth + 1))
+    if name in spec.reads or name in spec.writes:
+        mode: Literal["read", "write"] = "read" if name in spec.reads else "write"
+        items.append(Access(mode, value, f"{spec.name} {name} {value or '<?>'}", spec.source))
+
+
+def _operand_accesses(spec: CommandSpec, words: Words, found: Scan, items: list[Item]) -> None:
+    operands = found.operands
+    if found.rest is not None:
+        operands = [*operands, *range(found.rest, len(words))]
+    if not operands:
+        return
+    named = {o.name for o in found.options}
+    skip = 0
+    if spec.pattern_operand and not named & spec.pattern_options:
+        skip = 1  # `grep PATTERN FILE`, `sed SCRIPT FILE`
+    if spec.mode_operand and not named & spec.reads:
+        skip = 1  # `chmod MODE FILE`
+    files = operands[skip:]
+    if len(files) > MAX_SCREENED:
+        # each file is decided (and resolved) on its own: a bounded number per command
+        items.append(
+            Problem(f"{spec.name} with more than {MAX_SCREENED} file operands", render(words))
+        )
+        files = files[:MAX_SCREENED]
+    mode = spec.operands
+    if named & spec.write_options:
+        mode = "write"  # `sed -i`, `find -delete`
+    if mode == "none" and spec.last_operand == "none" and not spec.keyed_operands:
+        return
+    last = spec.last_operand
+    for k, index in enumerate(files):
+        word = words[index]
+        if spec.keyed_operands:
+            key, eq, value = (word or "").partition("=")
+            access = spec.keyed_operands.get(key) if eq else None
+            if word is None:
+                items.append(Access("write", None, "an operand that is an expansion", spec.source))
+            elif access is not None:
+                items.append(Access(access, value, word, spec.source))  # type: ignore[arg-type]
+            continue
+        this = last if last != "none" and k == len(files) - 1 and len(files) > 1 else mode
+        if this == "none" or word == "-":
+            continue
+        shown = f"{spec.name} {'<?>' if word is None else word}"
+        items.append(Access(this, word, clip(shown, 80), spec.source))  # type: ignore[arg-type]
+
+
+def _subcommand(
+    spec: CommandSpec, words: Words, found: Scan, ctx: _Context, items: list[Item]
+) -> tuple[Words, bool]:
+    index = found.payload
+    if index is None:
+        return words, False
+    canonical = words if index == 1 else (words[0], *words[index:])
+    sub_word = words[index]
+    sub = spec.subcommands.get(sub_word) if sub_word is not None else None
+    if sub is None:
+        if spec.other_subcommands == "unanalysable":
+            shown = "<?>" if sub_word is None else sub_word
+            items.append(Problem(f"{spec.name}: subcommand {shown} has no model", ctx.text))
+        return canonical, False
+    _, problem = _read(sub, words, index + 1, ctx, items)
+    return canonical, problem
+
+
+def _payload(
+    spec: CommandSpec, words: Words, found: Scan, ctx: _Context, items: list[Item]
+) -> None:
+    index = found.payload
+    argv: Words = words[index:] if index is not None else ()
+    if spec.assignments:
+        k = 0
+        while k < len(argv) and is_env_assignment(argv[k]):
+            if rebinds(argv[k]):
+                items.append(Problem(REBINDS, ctx.text))
+            k += 1
+        argv = argv[k:]
+        if argv and argv[0] is None:
+            items.append(
+                Problem(f"{spec.name}: an assignment or command that is an expansion", ctx.text)
+            )
+            return
+    named = {o.name for o in found.options}
+    if not argv:
+        if named & spec.shell_options:
+            items.append(Problem(f"{spec.name} starts a shell that reads its input", ctx.text))
+        elif spec.default_payload:
+            _run_argv(spec, spec.default_payload, ctx, items, spec.screen)
+        return
+    if named & spec.shell_options and any("$" in (w or "$") for w in argv):
+        # `sudo -s CMD` hands CMD to `$SHELL -c` with every character but `$` escaped
+        items.append(
+            Problem(f"{spec.name} -s/-i runs its command through a shell that expands $", ctx.text)
+        )
+        return
+    replace = [
+        o.value if o.value is not None else spec.replace[o.name]
+        for o in found.options
+        if o.name in spec.replace
+    ]
+    if replace:
+        if "" in replace or None in replace:
+            items.append(Problem(f"{spec.name}: a replace string that is an expansion", ctx.text))
+            return
+        # each input line is put in place of the string: a word holding it is unknown
+        argv = tuple(None if w is None or any(r in w for r in replace) else w for w in argv)
+    if spec.joined and not named & spec.argv_options:
+        if None in argv:
+            items.append(
+                Problem(f"{spec.name}: a word that is an expansion in its command", ctx.text)
+            )
+            return
+        script = " ".join(argv)  # type: ignore[arg-type]
+        items.extend(_screen_if(spec.screen, ctx.recurse(script, ctx.depth + 1)))
+        return
+    _run_argv(spec, argv, ctx, items, spec.screen)
+
+
+def _run_argv(
+    spec: CommandSpec, argv: Words, ctx: _Context, items: list[Item], screen: bool
+) -> None:
+    inner = expand(argv, "", ctx.depth, ctx.recurse, ctx.catalog, ctx.nesting + 1)
+    if spec.open_tail:
+        inner = [
+            i._replace(text=i.text + " ...", open_tail=True) if isinstance(i, Command) else i
+            for i in inner
+        ]
+    items.extend(_screen_if(screen, inner))
+
+
+def _shell_script(
+    spec: CommandSpec, words: Words, found: Scan, ctx: _Context, items: list[Item]
+) -> None:
+    shell = words[0]
+    if not any(o.name == spec.script_flag for o in found.options):
+        items.append(Problem(f"{shell} runs a script from its input or a file", ctx.text))
+        return
+    if found.payload is None:
+        items.append(Problem(f"{shell} -c without a script", ctx.text))
+        return
+    script = words[found.payload]
+    if script is None:
+        reason = f"{shell} -c with a script that is an expansion (not literal)"
+        items.append(Problem(reason, ctx.text))
+        return
+    items.extend(ctx.recurse(script, ctx.depth + 1))
+
+
+#: payloads a runner with unmodelled options may run (each later word may start one)
+MAX_SCREENED = 64
+
+
+def _any_word(
+    spec: CommandSpec, words: Words, start: int, ctx: _Context, items: list[Item]
+) -> None:
+    """A runner whose options are not modelled (`systemd-run`, `valgrind`, ...): every later
+    word that could be a command word starts a screened payload, and a word that sets a
+    rebinding variable (`-E PATH=x`, `--setenv=LD_PRELOAD=x`) makes the line unanalysable.
+    At most MAX_SCREENED payloads, each read once: linear in the words."""
+    if any(map(_sets_rebinding_variable, words[start:])):
+        items.append(Problem(REBINDS, ctx.text))
+    starts = [k for k in range(start, len(words)) if (words[k] or "-")[:1] not in "-+"]
+    for k in starts[:MAX_SCREENED]:
+        first = words[k]
+        spec_k = ctx.catalog.get(basename(first or ""))
+        if spec_k is not None and spec_k.payload == "any-word":
+            continue  # its own suffixes are among these already
+        inner = expand(words[k:], "", ctx.depth, ctx.recurse, ctx.catalog, ctx.nesting + 1)
+        items.extend(_screen_if(True, inner))
+
+
+def _sets_rebinding_variable(word: str | None) -> bool:
+    """A runner's word that sets an environment variable, as an option value or alone."""
+    if word is None or "=" not in word:
+        return False
+    return rebinds(word.split("=", 1)[1] if word[:1] == "-" else word)
+
+
+def _screen_if(screen: bool, items: list[Item]) -> list[Item]:
+    if not screen:
+        return items
+    return [i._replace(screen=True) if isinstance(i, Command) else i for i in items]
 
 
 #: compgen/complete options that take a value (the rest of the word, or the next word)
@@ -252,297 +534,3 @@ def _completion_problem(words: Words) -> str | None:
                     return "-W expands its word list (it can run commands)"
                 break
     return None
-
-
-def _shell(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    i, has_c = 1, False
-    while i < len(words):
-        w = words[i]
-        if w is None:
-            if has_c:  # `xargs -I{} sh -c {}`: the script, or an option before it
-                reason = f"{words[0]} -c with a script that is an expansion (not literal)"
-                return [Problem(reason, text)]
-            return [Problem("a shell option that is an expansion", text)]
-        if w == "--" or w == "-":
-            i += 1
-            break
-        if w in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        if w.startswith("--"):
-            i += 1
-            continue
-        if w[:1] in "-+" and len(w) > 1:
-            has_c = has_c or (w[0] == "-" and "c" in w[1:])
-            i += 1
-            continue
-        break
-    if not has_c:
-        return [Problem(f"{words[0]} runs a script from its input or a file", text)]
-    if i >= len(words):
-        return [Problem(f"{words[0]} -c without a script", text)]
-    script = words[i]
-    if script is None:
-        return [Problem(f"{words[0]} -c with a script that is not literal", text)]
-    return recurse(script, depth + 1)
-
-
-def _payload(words: Words, text: str, depth: int, recurse: Recurse, tail: bool) -> list[Item]:
-    if not words:
-        return []
-    items = expand(words, text, depth, recurse)
-    if tail:
-        items = [
-            Command(i.words, i.text + " ...", True) if isinstance(i, Command) else i for i in items
-        ]
-    return items
-
-
-def _xargs(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    i = 1
-    replace: str | None = None  # -I STR, -i, --replace: STR in a payload word is an input line
-    while i < len(words):
-        w = words[i]
-        if w is None:
-            return [Problem("xargs: an option that is an expansion", text)]
-        if w == "--":
-            i += 1
-            break
-        if not w.startswith("-") or w == "-":
-            break
-        if w.startswith("--"):
-            if w == "--replace" or w.startswith("--replace="):
-                replace = w[len("--replace=") :] if "=" in w else "{}"
-            i += 1  # long options: values are attached with `=`
-            continue
-        letters = w[1:]
-        if letters[0] in _XARGS_VALUE:
-            value = letters[1:] or (words[i + 1] if i + 1 < len(words) else "")
-            if letters[0] == "I":
-                if value is None:
-                    return [Problem("xargs -I with a replace string that is an expansion", text)]
-                replace = value
-            i += 1 if len(letters) > 1 else 2
-        elif letters[0] in "eil" or all(c in _XARGS_FLAGS for c in letters):
-            if letters[0] == "i":
-                replace = letters[1:] or "{}"
-            i += 1
-        else:
-            return [Problem(f"xargs: option {w} is not known to policyctl", text)]
-    payload = words[i:] or ("echo",)
-    if replace is not None:
-        # each input line is put in place of the string: a word holding it is unknown, so a
-        # command word or `sh -c` script holding it cannot be analysed (`xargs -I{} sh -c {}`)
-        payload = tuple(None if w is None or replace in w else w for w in payload)
-    return _payload(payload, text, depth, recurse, tail=True)
-
-
-def _find(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    items: list[Item] = []
-    i = 1
-    while i < len(words):
-        if words[i] in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(words) and words[j] not in (";", "+"):
-                j += 1
-            if j >= len(words):
-                return [Problem("find -exec without a closing ; or +", text)]
-            payload = tuple(None if w is not None and "{}" in w else w for w in words[i + 1 : j])
-            if not payload:
-                return [Problem("find -exec without a command", text)]
-            items.extend(_payload(payload, text, depth, recurse, tail=False))
-            i = j
-        i += 1
-    return items
-
-
-def _carrier(name: str, words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    i = 1
-    rebound = False  # `sudo LD_PRELOAD=x CMD`
-    if name == "sudo":
-        while i < len(words):
-            w = words[i]
-            if w is None:
-                return [Problem("sudo: an option that is an expansion", text)]
-            if w == "--":
-                i += 1
-                break
-            if w.startswith("--"):
-                i += 1
-                continue
-            if not w.startswith("-") or len(w) < 2:
-                break
-            if w[1] in _SUDO[1]:
-                i += 1 if len(w) > 2 else 2
-            elif all(c in _SUDO[0] for c in w[1:]):
-                i += 1
-            else:
-                return [Problem(f"sudo: option {w} is not known to policyctl", text)]
-        while i < len(words) and is_env_assignment(words[i]):
-            rebound = rebound or rebinds(words[i])
-            i += 1
-    elif name == "doas":
-        opts = skip_options(words, 1, {"-n", "-s", "-L"}, {"-u", "-C"}, name)
-        if opts.problem:
-            return [Problem(opts.problem, text)]
-        i = opts.rest
-    elif name == "exec":
-        opts = skip_options(words, 1, {"-c", "-l", "-cl", "-lc"}, {"-a"}, name)
-        if opts.problem:
-            return [Problem(opts.problem, text)]
-        i = opts.rest
-    shell_flags = ("-s", "-i", "--shell", "--login")
-    if name in ("sudo", "doas") and i >= len(words) and any(w in shell_flags for w in words):
-        return [Problem(f"{name} starts a shell that reads its input", text)]
-    if name == "sudo" and _sudo_shell(words[1:i]) and any("$" in (w or "$") for w in words[i:]):
-        # `sudo -s CMD` hands CMD to `$SHELL -c` with every character but `$` escaped
-        return [Problem("sudo -s/-i runs its command through a shell that expands $", text)]
-    payload = _payload(words[i:], text, depth, recurse, tail=False)
-    if rebound:
-        payload.insert(0, Problem(REBINDS, text))
-    return _screened(payload) if name in ("sudo", "doas") else payload
-
-
-def _sudo_shell(options: Words) -> bool:
-    """Whether sudo's options ask for a shell (`-s`, `-i`, `-Es`, `--shell`, `--login`)."""
-    return any(
-        w in ("--shell", "--login") or (w[:1] == "-" and w[1:2] != "-" and ("s" in w or "i" in w))
-        for w in options
-        if w is not None
-    )
-
-
-def _screened(items: list[Item]) -> list[Item]:
-    return [i._replace(screen=True) if isinstance(i, Command) else i for i in items]
-
-
-#: programs that run a command given after their own options; policyctl does not know their
-#: options, so every later word that could be a command word starts a screened payload
-RUNNERS = frozenset(
-    {
-        "setsid",
-        "stdbuf",
-        "ionice",
-        "chrt",
-        "taskset",
-        "chroot",
-        "unshare",
-        "nsenter",
-        "flock",
-        "watch",
-        "strace",
-        "ltrace",
-        "systemd-run",
-        "script",
-        "ssh",
-        "parallel",
-        "pkexec",
-        "xvfb-run",
-        "firejail",
-        "bwrap",
-        "proxychains",
-        "proxychains4",
-        "torsocks",
-        "dbus-run-session",
-        "valgrind",
-        "catchsegv",
-        "caffeinate",
-        "unbuffer",
-        "tmux",
-        "sg",
-        "entr",
-    }
-)
-MAX_SCREENED = 64
-_PAYLOAD_CARRIERS = frozenset(
-    {"trap", "alias", "coproc", "busybox", "toybox", "xargs", "find", "sudo", "doas", "exec"}
-    | {"builtin", "su", "runuser", "tee", "hash", "enable", "compgen", "complete"}
-)
-#: every command name `expand` looks at after the command itself (the rest are plain commands)
-_SPECIAL = CHANGES_DIRECTORY | RUNNERS | _PAYLOAD_CARRIERS | VARIABLE_BUILTINS | {"git"}
-
-
-def _runner(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    items: list[Item] = _runner_scripts(words, text, depth, recurse)
-    if any(map(_sets_rebinding_variable, words[1:])):
-        # `systemd-run -E 'BASH_FUNC_ls%%=() { rm -rf ~; }' bash -c ls`, `--setenv=PATH=...`
-        items.append(Problem(REBINDS, text))
-    starts = [k for k, w in enumerate(words) if k and w is not None and w[:1] not in "-+"]
-    for k in starts[:MAX_SCREENED]:
-        first = words[k]
-        if first is not None and basename(first) in RUNNERS:
-            continue  # its own suffixes are among these already
-        items.extend(_screened(expand(words[k:], text, depth, recurse, screening=True)))
-    return items
-
-
-#: runners that join the words after their options into one script for a shell (`watch`
-#: without -x, `ssh` on the remote host, `parallel`, `sg`, `tmux new-session`)
-JOINING_RUNNERS = frozenset({"watch", "ssh", "parallel", "sg", "tmux"})
-#: a word holding a blank or a shell metacharacter is a script, not a command name
-_SCRIPT_CHARS = frozenset(" \t\n;&|<>()$`\\\"'*?[]{}~#!")
-
-
-def _runner_scripts(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    """`script -c 'rm -rf ~'`, `flock L -c '...'`, `watch 'rm -rf ~'`: a runner's word that
-    holds a blank or a metacharacter is a script run by a shell, so it is analysed (screened)
-    as `su -c` is; a joining runner's words are analysed joined, from each word on. A word that
-    is an expansion may be the command or the script, and an option with a script glued to it
-    (`-qc'rm x'`) cannot be placed: both make the line unanalysable."""
-    name = basename(words[0] or "")
-    if None in words[1:]:
-        return [Problem(f"{name}: a word that is an expansion may be its command or script", text)]
-    rest: tuple[str, ...] = words[1:]  # type: ignore[assignment]
-    items: list[Item] = []
-    scripts: list[str] = []
-    for w in rest:
-        if not _SCRIPT_CHARS.intersection(w):
-            continue
-        if w[:2] == "--" and "=" in w:
-            scripts.append(w.split("=", 1)[1])  # `--command='rm -rf ~'`
-        elif w[:1] in "-+":
-            return [Problem(f"{name}: option {w} holds a script policyctl cannot place", text)]
-        else:
-            scripts.append(w)
-    if name in JOINING_RUNNERS and scripts:  # with no script word, joining changes nothing
-        starts = [k for k, w in enumerate(rest) if w[:1] not in "-+"]
-        scripts.extend(" ".join(rest[k:]) for k in starts)
-    for script in dict.fromkeys(scripts[:MAX_SCREENED]):
-        items.extend(_screened(recurse(script, depth + 1)))
-    return items
-
-
-def _sets_rebinding_variable(word: str | None) -> bool:
-    """A runner's word that sets an environment variable, as an option value or alone."""
-    if word is None or "=" not in word:
-        return False
-    return rebinds(word.split("=", 1)[1] if word[:1] == "-" else word)
-
-
-def _su(words: Words, text: str, depth: int, recurse: Recurse) -> list[Item]:
-    """`su -c SCRIPT`, `runuser -c SCRIPT`: the script is screened; without -c a shell reads
-    its input."""
-    for i, w in enumerate(words[1:], 1):
-        if w in ("-c", "--command") or (w or "").startswith("--command="):
-            script = (w or "")[len("--command=") :] if "=" in (w or "") else None
-            if script is None:
-                script = words[i + 1] if i + 1 < len(words) else None
-            if script is None:
-                return [Problem(f"{words[0]} -c with a script that is not literal", text)]
-            return _screened(recurse(script, depth + 1))
-    if "--" in words[:-1]:  # runuser -u bob -- CMD: the command itself
-        start = words.index("--") + 1
-        return _screened(expand(words[start:], text, depth, recurse))
-    return [Problem(f"{words[0]} starts a shell that reads its input", text)]
-
-
-def _tee(words: Words) -> list[Item]:
-    items: list[Item] = []
-    options_done = False
-    for w in words[1:]:
-        if not options_done and w is not None and w.startswith("-") and w != "-":
-            if w == "--":
-                options_done = True
-            continue
-        items.append(Access("write", w, f"tee {'<?>' if w is None else w}"))
-    return items

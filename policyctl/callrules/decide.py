@@ -65,7 +65,12 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str, scope: str | None 
         )
     words = part.words
     # a path, a URL or keyed arguments have no command word to look rules up by
+    # a command in its canonical form (`git -C . push` as `git push`) also meets deny and
+    # ask rules with its words as written (`exec(git -c *)`); an allow rule may match either
+    as_written = None if part.written is None else part._replace(words=part.written, written=None)
     deny = rules.deny_index.first_match(words, part, False)
+    if deny is None and as_written is not None:
+        deny = rules.deny_index.first_match(as_written.words, as_written, False)
     if deny is not None:
         return Verdict(
             Effect.DENY,
@@ -78,6 +83,8 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str, scope: str | None 
             scope=scope,
         )
     ask = rules.ask_index.first_match(words, part, False)
+    if ask is None and as_written is not None:
+        ask = rules.ask_index.first_match(as_written.words, as_written, False)
     if ask is not None:
         return Verdict(
             Effect.ASK, Reason.ASK_RULE, tool, layer, ask.entry, ask.source, part.text, scope=scope
@@ -98,6 +105,8 @@ def decide_part(rules: ToolCallRules, part: Part, layer: str, scope: str | None 
             scope=scope,
         )
     allow = rules.allow_index.first_match(words, part, True)
+    if allow is None and as_written is not None:
+        allow = rules.allow_index.first_match(as_written.words, as_written, True)
     if allow is not None:
         return Verdict(
             Effect.ALLOW,
@@ -259,7 +268,7 @@ def decide_call(
         )
         return CallDecision(tool, overall, verdicts)
     run_level: list[Verdict] = []
-    for access_tool, part in subject.accesses:
+    for access_tool, part in subject.accesses[: subject.redirections]:
         if not env.has(access_tool):
             run_level.append(
                 Verdict(

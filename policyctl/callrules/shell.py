@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..catalog.commands import CommandCatalog, builtin_commands
 from .commands import (
     REBINDS,
     Access,
@@ -53,6 +54,8 @@ class ShellLimits:
     #: for the whole line: nested `sh -c` scripts, heredocs and backticks share it
     parse_seconds: float = 0.25
     max_depth: int = 8
+    #: the command catalog the words are read with (None: the shipped one)
+    commands: CommandCatalog | None = None
 
 
 DEFAULT_LIMITS = ShellLimits()
@@ -300,6 +303,7 @@ class _Walker:
         self.depth = depth
         self.limits = limits
         self.items: list[Item] = []
+        self.catalog = limits.commands or builtin_commands()
         #: redirections whose extra words were taken as arguments of the command they follow
         self.absorbed: set[int] = set()
         self.extra: dict[int, tuple[Node, ...]] = {}
@@ -314,7 +318,16 @@ class _Walker:
         leaves = kinds.leaves
         stack = [root]
         pop, push = stack.pop, stack.append
+        visited = 0
         while stack:
+            visited += 1
+            if not visited & 1023 and time.monotonic() > self.deadline:
+                # walking shares the parse's time limit: a line costs at most that, whatever
+                # its shape (the commands found so far are still decided)
+                self.items.append(
+                    Problem(f"analysis took longer than {self.limits.parse_seconds} s", "the line")
+                )
+                return
             node = pop()
             kind = node.kind_id
             if kind in kinds.command:
@@ -448,7 +461,7 @@ class _Walker:
             if kind not in kinds.leaves:
                 inside.append(child)
         if words:
-            self.items.extend(expand(tuple(words), "", self.depth, self.recurse))
+            self.items.extend(expand(tuple(words), "", self.depth, self.recurse, self.catalog))
         return inside
 
     def declaration(self, node: Node) -> None:
@@ -625,6 +638,11 @@ class _Walker:
         target = targets[0]
         if operator in (">&", "<&") and (target.type == "number" or self.text(target) == "-"):
             return  # descriptor duplication: 2>&1
+        if operator == "<>":  # opened for reading and writing
+            path = word_value(target, self.source)
+            self.items.append(Access("read", path, self.text(node)))
+            self.items.append(Access("write", path, self.text(node)))
+            return
         if operator in _REDIRECT_WRITE:
             mode = "write"
         elif operator in _REDIRECT_READ:

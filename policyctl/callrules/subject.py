@@ -56,6 +56,10 @@ class Subject(NamedTuple):
     parts: tuple[Part, ...]
     #: (read or write tool, the part): file accesses made through a shell line
     accesses: tuple[tuple[str, Part], ...] = ()
+    #: how many of `accesses`, from the start, are redirections: a run without the read or
+    #: write tool refuses those; a command's file operands (`cat F`, catalog-modelled) meet
+    #: the tool's rules where it has them
+    redirections: int = 0
 
 
 def _text_arg(args: Mapping[str, Any], key: str | None) -> str | None:
@@ -195,13 +199,26 @@ def _shell_subject(
     roots = env.roots
     found = analyse(raw, env.shell_limits)
     parts = [
-        Part(args, c.text, roots, words=c.words, open_tail=c.open_tail, screen=c.screen)
+        Part(
+            args,
+            c.text,
+            roots,
+            words=c.words,
+            open_tail=c.open_tail,
+            screen=c.screen,
+            written=c.written,
+        )
         for c in found.commands
     ]
     parts.extend(Part(args, p.text, roots, unanalysable=p.reason) for p in found.problems)
     accesses: list[tuple[str, Part]] = []
-    for access in found.accesses:
+    # redirections first: `Subject.redirections` counts them
+    ordered = sorted(found.accesses, key=lambda a: a.source is not None)
+    redirections = 0
+    for access in ordered:
         target = env.read_tool if access.mode == "read" else env.write_tool
+        if target is None and access.source is not None:
+            continue  # no read or write tool to decide a command's file operand with
         if target is None:
             why = f"the catalog names no {access.mode} tool to decide {access.text!r} with"
             parts.append(Part(args, access.text, roots, unanalysable=why))
@@ -216,7 +233,8 @@ def _shell_subject(
         else:
             part = _path_part(as_call, access.path, roots, cwd)
         accesses.append((target, part))
-    return Subject(tool, tuple(parts), tuple(accesses))
+        redirections += access.source is None
+    return Subject(tool, tuple(parts), tuple(accesses), redirections)
 
 
 def environment_for(

@@ -85,3 +85,6 @@ class Part(NamedTuple):
     unanalysable: str | None = None
     #: decided against deny and ask rules only (a `sudo` or `setsid` payload)
     screen: bool = False
+    #: a command's words as written when `words` is its canonical form (`git -C . push` is
+    #: decided as `git push`): deny and ask rules meet both, an allow rule either
+    written: tuple[str | None, ...] | None = None

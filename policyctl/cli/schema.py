@@ -47,6 +47,15 @@ def _catalog() -> dict[str, object]:
     return schema
 
 
+def _commands() -> dict[str, object]:
+    from ..catalog.commandfile import CommandsFile
+
+    schema = CommandsFile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "policyctl command catalog"
+    return schema
+
+
 def _policy_test() -> dict[str, object]:
     from ..analysis.testing import policy_test_schema
 
@@ -56,6 +65,7 @@ def _policy_test() -> dict[str, object]:
 SCHEMAS: dict[str, tuple[str, Callable[[], dict[str, object]]]] = {
     "policy": ("policy.schema.json", _policy),
     "catalog": ("catalog.schema.json", _catalog),
+    "commands": ("commands.schema.json", _commands),
     "policy-test": ("policy-test.schema.json", _policy_test),
 }
 

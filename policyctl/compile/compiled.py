@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ..catalog.commands import CommandCatalog
 from ..catalog.inventory import Inventory, Tool
 from ..catalog.model import Catalog
 from ..diagnostics import Diagnostic, Source
@@ -172,6 +173,8 @@ class CompiledPolicy(_Weakly):
     declared_parameters: Mapping[str, Mapping[str, Any]] = field(
         default_factory=lambda: _NO_PARAMETERS
     )
+    #: the command catalog with the policy's `commands` entries (None: the shipped one)
+    commands: CommandCatalog | None = None
 
     def default_tools(self) -> list[Tool]:
         return list(self.default_inventory.tools)

@@ -12,6 +12,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..catalog.commands import CommandCatalog, builtin_commands
 from ..catalog.inventory import Inventory, Tool, core_tools, marks_mcp, mcp_tools
 from ..catalog.model import Catalog
 from ..diagnostics import Diagnostic, PolicyError, Severity, did_you_mean, suggestion
@@ -681,6 +682,7 @@ def compile_document(
         default_inventory=Inventory.build([*core_tools(catalog), *declared], catalog),
         has_call_rules=c.calls.used,
         declared_parameters=_declared_parameters(doc),
+        commands=_commands(doc, index),
     )
 
 
@@ -689,6 +691,19 @@ def _declared_parameters(doc: PolicyDocument) -> Mapping[str, Mapping[str, Any]]
     plugins = doc.inventory.plugins if doc.inventory is not None else None
     found = {fold(p.name): p.parameters for p in plugins or () if p.parameters is not None}
     return MappingProxyType(found)
+
+
+def _commands(doc: PolicyDocument, index: LocationIndex) -> CommandCatalog | None:
+    """The shipped command catalog with the policy's `commands` entries, each keeping where
+    it was written (explain names it)."""
+    if not doc.commands:
+        return None
+    rows = {name: row.model_dump(exclude_defaults=True) for name, row in doc.commands.items()}
+    sources = {}
+    for name in rows:
+        where = index.key(("commands", name))
+        sources[name] = str(where) if where is not None else "<policy>"
+    return builtin_commands().with_entries(rows, sources)
 
 
 def relative_catalog_dir(index: LocationIndex, root: str) -> Path:

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import ConfigDict, Field
 
+from ..catalog.commandfile import CommandRow
 from ..formats.strict import StrictModel
 
 EntryList = list[str]
@@ -300,6 +301,12 @@ class PolicyDocument(_Strict):
     inventory: InventoryDecl | None = Field(
         None,
         description="Plugin and MCP tools the deployment has, so it can be resolved offline.",
+    )
+    commands: dict[str, CommandRow] | None = Field(
+        None,
+        description="Command models that add to or replace the shipped command catalog "
+        "(commands/commands.toml): how call rules read a command's options, subcommand, "
+        "payload and file operands. See docs/commands.md.",
     )
 
 

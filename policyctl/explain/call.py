@@ -3,7 +3,8 @@
 The decision (allow, ask, deny) with the layer that decided (its number, and its label as in
 the trail; for a deny or ask rule the key of the list the rule is written in, `tools.deny` or
 `tools.ask`, as `explain --tool` labels a removal by a deny list), the entry, where it is
-written and the sub-command, path or URL that decided, then every layer's verdict. A tool the
+written and the sub-command, path or URL that decided, then every layer's verdict; for a
+shell line, how it was understood (`explain/shell.py`). A tool the
 run does not have is explained at name level first (`explain.decide_tool`): no call of it can
 be made, whatever its call rules say.
 """
@@ -16,6 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..escape import printable_line
+from .labels import list_label
+from .shell import ShellReading, read_line
 from .tool import ToolDecision, decide_tool, summary_line
 
 if TYPE_CHECKING:
@@ -65,6 +68,8 @@ class CallExplanation:
     name_level: ToolDecision
     #: trail label -> (layer number, layer name), for the applied layers
     stages: Mapping[str, tuple[int, str]]
+    #: how a shell line was understood (None: the tool's argument is not a shell line)
+    reading: ShellReading | None = None
 
     def _stage(self, verdict: Verdict) -> str:
         if verdict.layer is None:
@@ -108,6 +113,8 @@ class CallExplanation:
                 )
         elif self.name_level.allowed:
             lines.append("  no layer of this run has call rules for this call")
+        if self.reading is not None:
+            lines.extend(self.reading.render())
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, object]:
@@ -125,12 +132,9 @@ class CallExplanation:
             row["location"] = _location(verdict.source)
         if not self.name_level.allowed:
             out["nameLevel"] = self.name_level.to_json()
+        if self.reading is not None:
+            out["understood"] = self.reading.to_json()
         return out
-
-
-def list_label(verdict: Verdict) -> str | None:
-    """The list of the rule that decided (`tools.deny`, `tools.ask`), else the layer's label."""
-    return verdict.rule_list
 
 
 def _tool_note(verdict: Verdict, tool: str) -> str:
@@ -150,4 +154,6 @@ def explain_call(resolution: Resolution, tool: str, args: Mapping[str, Any]) -> 
     for trace in resolution.layers:
         if trace.applied:
             stages.setdefault(trace.label, (trace.stage, trace.name))
-    return CallExplanation(name, args, resolution.decide_call(name, args), name_level, stages)
+    decision = resolution.decide_call(name, args)
+    reading = read_line(resolution, name, args) if name_level.allowed else None
+    return CallExplanation(name, args, decision, name_level, stages, reading)

@@ -266,12 +266,17 @@ class Resolution:
         (from its context), the tools it has. Built once per resolution."""
         env = self._call_env
         if env is None:
+            from ..callrules.shell import DEFAULT_LIMITS, ShellLimits
             from ..callrules.subject import environment_for
             from ..callrules.values import Roots
 
             ctx = self._ctx
+            commands = self._policy.commands
             env = environment_for(
-                self._a.catalog, Roots(ctx.workspace, ctx.home), frozenset(self.allowed)
+                self._a.catalog,
+                Roots(ctx.workspace, ctx.home),
+                frozenset(self.allowed),
+                DEFAULT_LIMITS if commands is None else ShellLimits(commands=commands),
             )
             self._call_env = env
         return env

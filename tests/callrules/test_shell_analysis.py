@@ -96,7 +96,7 @@ def test_redirections_are_accesses(line: str, accesses: list[tuple[str, str | No
         ("bash -c", "without a script"),
         ("bash -c $S", "expansion"),
         ("bash -c -- $S", "not literal"),
-        ("env -S 'a b'", "not known"),
+        ("env -S 'a b'", "splits a string"),
         ("timeout --nope 3 a", "not known"),
         ("sudo -Z a", "not known"),
         ("xargs -Z a", "not known"),

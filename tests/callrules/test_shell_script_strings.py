@@ -120,7 +120,6 @@ def test_a_runners_script_meets_deny_rules(line: str) -> None:
         'script -qc "$cmd" /dev/null',
         "flock lk -c $cmd",
         "watch $cmd",
-        "script -qc'rm -rf x' /dev/null",  # the script glued to its option
         "sudo -s 'rm$IFS-rf x'",  # sudo -s escapes every character but `$` for the shell
     ],
 )
@@ -170,12 +169,32 @@ GIT_ALLOW = 'tools:\n  allow: ["exec(git *)"]\n  deny: ["exec(rm *)"]\n'
 
 
 @pytest.mark.parametrize(
+    ("line", "runs"),
+    [
+        (GIT_RUNS[0], "mkdir"),
+        (GIT_RUNS[1], "mkdir"),
+        (GIT_RUNS[2], "mkdir"),
+        (GIT_RUNS[5], "mkdir"),
+        ("env git -c core.sshCommand='rm -rf ~' fetch", "rm"),
+        ("git -c core.pager='rm -rf ~' log", "rm"),
+        ("git -c diff.x.textconv=rm diff", "rm"),
+        ("git clone -c core.sshCommand='rm x' a b", "rm"),
+    ],
+)
+def test_git_configuration_that_runs_its_value_is_decided_as_that_code(
+    line: str, runs: str
+) -> None:
+    """The catalog's `[git_config] runs` names: the value is the command git runs."""
+    found = analyse(line)
+    assert not found.problems
+    assert any(c.words[0] == runs and not c.screen for c in found.commands)
+    assert verdict(GIT_ALLOW, line) == "deny"
+
+
+@pytest.mark.parametrize(
     "line",
     [
-        *GIT_RUNS,
-        "env git -c core.sshCommand='rm -rf ~' fetch",
-        "git -c core.pager='rm -rf ~' log",
-        "git -c diff.x.textconv=rm diff",
+        *GIT_RUNS[3:5],
         "git -c unknown.key=x status",  # names not known to run nothing fail closed
         "git --exec-path=/tmp/evil status",
         "git $opt status",
