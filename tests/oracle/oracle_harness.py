@@ -17,6 +17,7 @@ it ran after reading its global options and aliases (`GIT_TRACE`, `trace: built-
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shlex
@@ -30,6 +31,8 @@ from pathlib import Path
 BASH = "/bin/bash"
 SECONDS_PER_LINE = 10
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# a run makes and removes a few hundred small files: in memory when the machine has a tmpfs
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 TRACED = "execve,execveat,clone,clone3,fork,vfork,open,openat,creat"
 
 # Inside the namespaces: keep the run's directory writable, make every other mount read-only,
@@ -112,7 +115,8 @@ def _git(cwd: Path, *args: str) -> None:
 def template() -> Path:
     """One prepared run directory per test session, copied for every line: ws/ is a git
     repository on `main` whose `origin` is the bare ../remote.git, home/ holds git's identity."""
-    root = Path(tempfile.mkdtemp(prefix="policyctl-oracle-template-"))
+    root = Path(tempfile.mkdtemp(prefix="policyctl-oracle-template-", dir=SCRATCH))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     ws, home = root / "ws", root / "home"
     for d in (ws / "src", ws / "build", home, root / "tmp", root / "trace"):
         d.mkdir(parents=True)
@@ -130,9 +134,10 @@ def template() -> Path:
         ".gitignore": ".env\nbuild/\n",
     }.items():
         (ws / name).write_text(text, encoding="utf-8")
-    _git(root, "init", "-q", "--bare", "-b", "main", str(root / "remote.git"))
+    # no template: no sample hooks to copy for every line
+    _git(root, "init", "-q", "--template=", "--bare", "-b", "main", str(root / "remote.git"))
     gitenv = ("-c", f"include.path={home / '.gitconfig'}")
-    _git(ws, "init", "-q", "-b", "main")
+    _git(ws, "init", "-q", "--template=", "-b", "main")
     _git(ws, *gitenv, "add", "-A")
     _git(ws, *gitenv, "commit", "-q", "-m", "start")
     _git(ws, "remote", "add", "origin", "../remote.git")
@@ -145,9 +150,9 @@ def template() -> Path:
 def run_line(line: str, seconds: int = SECONDS_PER_LINE) -> Recording:
     """Run `line` in a fresh copy of the template and return what it executed and opened."""
     strace = require_tools()
-    base = Path(tempfile.mkdtemp(prefix="policyctl-oracle-"))
+    base = Path(tempfile.mkdtemp(prefix="policyctl-oracle-", dir=SCRATCH))
     try:
-        shutil.copytree(template(), base, symlinks=True, dirs_exist_ok=True)
+        subprocess.run(("cp", "-a", f"{template()}/.", str(base)), check=True)
         argv = ["unshare", "-rnm", "--pid", "--fork", "--mount-proc", "/bin/sh", "-c", SETUP]
         argv += ["oracle", str(base), line, str(seconds), strace]
         try:

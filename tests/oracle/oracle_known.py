@@ -52,10 +52,11 @@ CAUSES: dict[str, tuple[str, str]] = {
         "script is the word after it; policyctl takes NAME for the script",
     ),
     "redirection-on-a-line-that-changes-directory": (
-        r"(\benv\s+([^|;&\n]*\s)?(-C|--chdir)|\bcd\s|\bpushd\s)[^\n]*[<>]",
+        r"^(?=[\s\S]*[<>])[\s\S]*(\benv\s+([^|;&\n]*\s)?(-C|--chdir)|\bcd\s|\bpushd\s)",
         "a relative redirection target on a line that changes directory cannot be analysed "
         "and gets callDefault, though `.env` (no slash: any depth) meets it wherever it is; "
-        "and `env -C DIR cmd > f` opens f before env changes directory",
+        "so does one written before the directory changes (`true > .env; cd src`), and "
+        "`env -C DIR cmd > f` opens f before env changes directory",
     ),
     "read-write-redirection": (
         r"<>",
@@ -137,6 +138,7 @@ CASES: tuple[Case, ...] = (
             "env -C . git status > .env",
             "env --chdir=. git log -1 >> .env",
             "cd src && git status > ../.env",
+            "echo hi >| .env && env -C . git status",
         )
     ),
     # right today: each guards a shape the oracle checks

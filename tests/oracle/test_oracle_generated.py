@@ -18,7 +18,7 @@ from oracle_lines import lines
 from oracle_property import example_count, findings
 
 SEED = int(os.environ.get("POLICYCTL_ORACLE_SEED", "20261205"))
-CI_EXAMPLES = 150
+CI_EXAMPLES = 300
 EXAMPLES = example_count(CI_EXAMPLES)
 KNOWN: Counter[str] = Counter()
 
