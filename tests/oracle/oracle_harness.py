@@ -86,9 +86,10 @@ class Recording:
     def summary(self) -> str:
         execs = "; ".join(shlex.join(a) for a in self.executed[1:])  # [0] is bash -c LINE
         gits = "; ".join(shlex.join(a) for a in self.git_builtins)
-        files = ", ".join(
+        files = ", ".join(  # git's own files are many and never decide anything here
             f"{a.program}:{'rw' if a.read and a.write else 'w' if a.write else 'r'}:{a.path}"
             for a in self.accesses
+            if not a.path.startswith(("..", ".git"))
         )
         return f"executed [{execs}] git built-ins [{gits}] files [{files}]"
 
