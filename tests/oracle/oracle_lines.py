@@ -126,6 +126,21 @@ REDIRECTIONS = (
     '>".env"',
 )
 
+# where a segment stands: bare, or inside a construct bash runs it from
+NESTINGS = (
+    "{}",
+    "{}",
+    "( {} )",
+    "{{ {}; }}",
+    "echo $({})",
+    "echo `{}`",
+    "if true; then {}; fi",
+    "for v in 1; do {}; done",
+    "f() {{ {}; }}; f",
+    "cat <(true; {})",
+    "! {}",
+)
+
 SEPARATORS = ("; ", " && ", " || ", " | ", "\n", " & ")
 
 
@@ -169,7 +184,8 @@ def segment(draw: st.DrawFn) -> str:
     elif how == 3:  # find's -exec
         text = f"find . -maxdepth 0 -exec {' '.join(quote(w, 0) for w in words)} \\;"
     redirection = draw(st.sampled_from(REDIRECTIONS))
-    return f"{text} {redirection}".rstrip()
+    text = f"{text} {redirection}".rstrip()
+    return draw(st.sampled_from(NESTINGS)).format(text)
 
 
 @st.composite
