@@ -1,0 +1,159 @@
+"""What the bash oracle found, as data: the known causes and the table of counterexamples.
+
+Each cause is a shape of line (a regular expression over the line) with the reason policyctl
+gets it wrong today. The table (`CASES`) holds every counterexample the oracle found, each
+with the policy it was found under and the least strict decision reality demands; a row whose
+cause is listed is expected to fail (`xfail(strict=True)`), so the fix that makes policyctl
+right turns the row into an unexpected pass and its cause must be removed from `CAUSES`.
+
+The corpus and generated tests fail on a counterexample no cause explains, and count the ones
+a cause explains (printed with the seed), so CI stays green while the known ones stay visible.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from policyctl.callrules import Effect
+
+CAUSES: dict[str, tuple[str, str]] = {
+    # name: (the lines it covers, why policyctl gets them wrong today)
+    "git-global-options": (
+        r"\bgit\s+-[^|;&\n]*\bpush\b",
+        "git's global options before the subcommand (-C DIR, -c K=V, --no-pager, -P, "
+        "--git-dir=, --work-tree=, --namespace=, --literal-pathspecs) hide `push` from "
+        "`exec(git push *)`",
+    ),
+    "git-option-runs-command": (
+        r"\bgit\b[^|;&\n]*(--upload-pack|--receive-pack|\s-u\s|--exec\b|\s-x\s)",
+        "git options whose value is a command git runs through sh (--upload-pack, "
+        "--receive-pack, clone -u, rebase --exec/-x) are not screened as scripts",
+    ),
+    "git-config-written": (
+        r"\bgit\s+config\s+alias\.",
+        "a line that writes git configuration (`git config alias.x '!cmd'`) and then runs "
+        "git: configuration from files is not seen, even when the same line wrote it",
+    ),
+    "unknown-runner": (
+        r"(^|[;&|(\s])(setpriv|prlimit|setarch)\s",
+        "setpriv, prlimit and setarch run their remaining words as a command and are not "
+        "known as runners: the payload is never decided",
+    ),
+    "xargs-long-option-value": (
+        r"\bxargs\b[^|;&\n]*--(max-args|max-lines|max-procs|delimiter|eof|arg-file|"
+        r"max-chars|process-slot-var)\s",
+        "an xargs long option with its value as the next word (`--max-args 1`) is taken "
+        "for option then command: the value `1` is decided as the payload",
+    ),
+    "shell-option-in-flags": (
+        r"\b(ba|da)?sh\s+-[a-z]*o[a-z]*\s",
+        "`bash -co NAME SCRIPT`: `o` inside combined flags takes the next word, so the "
+        "script is the word after it; policyctl takes NAME for the script",
+    ),
+    "redirection-on-a-line-that-changes-directory": (
+        r"^(?=[\s\S]*[<>])[\s\S]*(\benv\s+([^|;&\n]*\s)?(-C|--chdir)|\bcd\s|\bpushd\s)",
+        "a relative redirection target on a line that changes directory cannot be analysed "
+        "and gets callDefault, though `.env` (no slash: any depth) meets it wherever it is; "
+        "so does one written before the directory changes (`true > .env; cd src`), and "
+        "`env -C DIR cmd > f` opens f before env changes directory",
+    ),
+    "read-write-redirection": (
+        r"<>",
+        "`<>` (open for reading and writing) is rejected by the parser; the re-read that "
+        "screens such a line meets its commands with deny and ask rules, not its files",
+    ),
+}
+
+_COMPILED = {name: re.compile(pattern) for name, (pattern, _) in CAUSES.items()}
+
+
+def cause_of(line: str) -> str | None:
+    """The known cause that explains a counterexample on `line`, if one does. Quotes and
+    backslashes are dropped first, so `g"it" -C . push` and `'setpriv' ...` are seen too."""
+    plain = re.sub(r"[\"'\\$]", "", line)
+    for name, pattern in _COMPILED.items():
+        if pattern.search(plain):
+            return name
+    return None
+
+
+class Case(NamedTuple):
+    line: str
+    policy: str
+    #: the least strict decision reality demands (what bash did meets a rule this strict)
+    at_least: Effect
+    #: the known cause policyctl gets it wrong by, or None when it is right today
+    cause: str | None
+
+
+D, A = Effect.DENY, Effect.ASK
+
+CASES: tuple[Case, ...] = (
+    # git-global-options
+    *(
+        Case(f"git {opts} push origin main", "git-push-asks", A, "git-global-options")
+        for opts in (
+            "-C .",
+            "--no-pager",
+            "-P",
+            "-c user.name=x",
+            "-c color.ui=never",
+            "--git-dir=.git",
+            "--work-tree=.",
+            "--namespace=n",
+            "--literal-pathspecs",
+        )
+    ),
+    # git-option-runs-command
+    Case("git ls-remote --upload-pack='rm x' .", "rm-denied", D, "git-option-runs-command"),
+    Case("git ls-remote --upload-pack 'rm x' .", "rm-denied", D, "git-option-runs-command"),
+    Case("git fetch --upload-pack='rm x' .", "rm-denied", D, "git-option-runs-command"),
+    Case("git clone -u 'rm x' . ../c", "git-push-asks", D, "git-option-runs-command"),
+    Case("git clone --upload-pack='rm x' . ../c", "rm-denied", D, "git-option-runs-command"),
+    Case("git rebase --exec 'rm x' HEAD~1", "git-push-asks", D, "git-option-runs-command"),
+    Case("git rebase -x 'rm x' HEAD~1", "rm-denied", D, "git-option-runs-command"),
+    # git-config-written
+    Case("git config alias.zz '!rm x' && git zz", "git-push-asks", D, "git-config-written"),
+    # unknown-runner
+    Case("setpriv --inh-caps=-all rm x", "rm-denied", D, "unknown-runner"),
+    Case("setpriv --reuid=0 rm x", "rm-denied", D, "unknown-runner"),
+    Case("prlimit --nofile=100 rm x", "rm-denied", D, "unknown-runner"),
+    Case("setarch x86_64 rm x", "rm-denied", D, "unknown-runner"),
+    Case("setarch -R x86_64 rm x", "git-rest-asks", D, "unknown-runner"),
+    Case("setarch linux64 rm x", "rm-denied", D, "unknown-runner"),
+    # xargs-long-option-value
+    Case("printf 'x\\n' | xargs --max-args 1 rm", "rm-denied", D, "xargs-long-option-value"),
+    Case("printf 'x\\n' | xargs --delimiter '\\n' rm", "rm-denied", D, "xargs-long-option-value"),
+    Case("printf 'x\\n' | xargs --max-procs 1 rm", "git-rest-asks", D, "xargs-long-option-value"),
+    # shell-option-in-flags
+    Case("bash -co errexit 'rm x'", "rm-denied", D, "shell-option-in-flags"),
+    # read-write-redirection
+    Case("cat <> .env", "git-rest-asks", D, "read-write-redirection"),
+    Case("true 3<> .env", "git-rest-asks", D, "read-write-redirection"),
+    # redirection-on-a-line-that-changes-directory
+    *(
+        Case(line, "git-rest-asks", D, "redirection-on-a-line-that-changes-directory")
+        for line in (
+            "env -C . git status > .env",
+            "env --chdir=. git log -1 >> .env",
+            "cd src && git status > ../.env",
+            "echo hi >| .env && env -C . git status",
+        )
+    ),
+    # right today: each guards a shape the oracle checks
+    Case("git push origin main", "git-push-asks", A, None),
+    Case("git -c alias.p=push p origin main", "git-push-asks", A, None),
+    Case("timeout --signal=KILL 5 rm x", "rm-denied", D, None),
+    Case("env -u HOME rm x", "rm-denied", D, None),
+    Case("printf 'x\\n' | xargs --max-args=1 rm", "rm-denied", D, None),
+    Case("find . -maxdepth 0 -exec rm x \\;", "rm-denied", D, None),
+    Case("bash -ec 'rm x'", "rm-denied", D, None),
+    Case("/bin/rm x", "rm-denied", D, None),
+    Case("cat < .env", "git-rest-asks", D, None),
+    Case("echo hi | tee -a .env", "rm-denied", D, None),
+    Case("true >| .env", "git-rest-asks", D, None),
+    Case("r'm' x", "rm-refused-rest-asks", D, None),
+    # the contract's own limit: unanalysable under `callDefault: ask` asks (see by_contract)
+    Case("$(echo rm) x", "git-rest-asks", A, None),
+)
