@@ -341,7 +341,8 @@ def test_integrations_import_no_cli_and_hooks_no_runtime() -> None:
         for m, targets in GRAPH.items()
         if unit(m) == "integrations"
         for t in targets
-        if unit(t) == "cli" or (unit(t) == "runtime" and m.startswith("policyctl.integrations.hosts"))
+        if unit(t) == "cli"
+        or (unit(t) == "runtime" and m.startswith("policyctl.integrations.hosts"))
     )
     assert not upward, upward
 

@@ -132,9 +132,34 @@ def call_rule_checks(
                     found.fix,
                 )
             )
-from ..callrules.keyed import KeyedMatcher
-from ..callrules.model import Effect, Rule, RuleIndex, ToolCallRules
-from ..catalog.commands import builtin_commands
+    commands = policy.commands or builtin_commands()
+    for lp, rule in every:
+        if rule.effect is Effect.ALLOW or not _written(rule, policy.catalog):
+            continue
+        sub = unmodelled_subcommand(rule, commands)
+        if sub is not None:
+            command = rule.entry.split("(", 1)[1].split()[0]
+            out.append(
+                Diagnostic.make(
+                    "PC490",
+                    f'"{rule.entry}" in {lp.scope} names the subcommand {sub} of {command}, '
+                    f"which the command catalog does not model: a global option before it "
+                    f"({command} --option {sub}) can keep this rule from meeting the call",
+                    rule.source,  # type: ignore[arg-type]
+                    lp.scope,
+                    f"model {command} in the policy's `commands` key (its global options, "
+                    f"payload: subcommand), or write {command} * {sub} *",
+                )
+            )
+    unknown = list(_unknown_tools(policy, every))
+    out.extend(unknown)
+    out.extend(_unknown_keys(policy, every))
+    named_nothing = {str(d.source) for d in unknown}
+    out.extend(
+        d
+        for d in _never_deciding(policy, matrix, every, runs)
+        if str(d.source) not in named_nothing
+    )
     # a rule the sandbox or subagent layer reuses from its scope is reported once, at its
     # own file:line:col
     unique: dict[tuple[str, str], Diagnostic] = {}

@@ -170,7 +170,7 @@ def _removed(res: Resolution, tool: str, shown: str, level: str) -> _Decided:
 
 
 def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _Decided:
-    from ...explain.call import list_label
+    from ...explain.labels import list_label
 
     verdict = res.decide_call(tool, call.arguments).verdict
     layer = list_label(verdict)  # the list the deciding rule is written in
