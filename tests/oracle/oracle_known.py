@@ -19,37 +19,10 @@ from policyctl.callrules import Effect
 
 CAUSES: dict[str, tuple[str, str]] = {
     # name: (the lines it covers, why policyctl gets them wrong today)
-    "git-global-options": (
-        r"\bgit\s+-[^|;&\n]*\bpush\b",
-        "git's global options before the subcommand (-C DIR, -c K=V, --no-pager, -P, "
-        "--git-dir=, --work-tree=, --namespace=, --literal-pathspecs) hide `push` from "
-        "`exec(git push *)`",
-    ),
-    "git-option-runs-command": (
-        r"\bgit\b[^|;&\n]*(--upload-pack|--receive-pack|\s-u\s|--exec\b|\s-x\s)",
-        "git options whose value is a command git runs through sh (--upload-pack, "
-        "--receive-pack, clone -u, rebase --exec/-x) are not screened as scripts",
-    ),
     "git-config-written": (
         r"\bgit\s+config\s+alias\.",
         "a line that writes git configuration (`git config alias.x '!cmd'`) and then runs "
         "git: configuration from files is not seen, even when the same line wrote it",
-    ),
-    "unknown-runner": (
-        r"(^|[;&|(\s])(setpriv|prlimit|setarch)\s",
-        "setpriv, prlimit and setarch run their remaining words as a command and are not "
-        "known as runners: the payload is never decided",
-    ),
-    "xargs-long-option-value": (
-        r"\bxargs\b[^|;&\n]*--(max-args|max-lines|max-procs|delimiter|eof|arg-file|"
-        r"max-chars|process-slot-var)\s",
-        "an xargs long option with its value as the next word (`--max-args 1`) is taken "
-        "for option then command: the value `1` is decided as the payload",
-    ),
-    "shell-option-in-flags": (
-        r"\b(ba|da)?sh\s+-[a-z]*o[a-z]*\s",
-        "`bash -co NAME SCRIPT`: `o` inside combined flags takes the next word, so the "
-        "script is the word after it; policyctl takes NAME for the script",
     ),
     "redirection-on-a-line-that-changes-directory": (
         r"^(?=[\s\S]*[<>])[\s\S]*(\benv\s+([^|;&\n]*\s)?(-C|--chdir)|\bcd\s|\bpushd\s)",
@@ -90,9 +63,9 @@ class Case(NamedTuple):
 D, A = Effect.DENY, Effect.ASK
 
 CASES: tuple[Case, ...] = (
-    # git-global-options
+    # found as git-global-options; the command catalog decides it now
     *(
-        Case(f"git {opts} push origin main", "git-push-asks", A, "git-global-options")
+        Case(f"git {opts} push origin main", "git-push-asks", A, None)
         for opts in (
             "-C .",
             "--no-pager",
@@ -105,31 +78,31 @@ CASES: tuple[Case, ...] = (
             "--literal-pathspecs",
         )
     ),
-    # git-option-runs-command
-    Case("git ls-remote --upload-pack='rm x' .", "rm-denied", D, "git-option-runs-command"),
-    Case("git ls-remote --upload-pack 'rm x' .", "rm-denied", D, "git-option-runs-command"),
-    Case("git fetch --upload-pack='rm x' .", "rm-denied", D, "git-option-runs-command"),
-    Case("git clone -u 'rm x' . ../c", "git-push-asks", D, "git-option-runs-command"),
-    Case("git clone --upload-pack='rm x' . ../c", "rm-denied", D, "git-option-runs-command"),
-    Case("git rebase --exec 'rm x' HEAD~1", "git-push-asks", D, "git-option-runs-command"),
-    Case("git rebase -x 'rm x' HEAD~1", "rm-denied", D, "git-option-runs-command"),
+    # found as git-option-runs-command; the command catalog decides it now
+    Case("git ls-remote --upload-pack='rm x' .", "rm-denied", D, None),
+    Case("git ls-remote --upload-pack 'rm x' .", "rm-denied", D, None),
+    Case("git fetch --upload-pack='rm x' .", "rm-denied", D, None),
+    Case("git clone -u 'rm x' . ../c", "git-push-asks", D, None),
+    Case("git clone --upload-pack='rm x' . ../c", "rm-denied", D, None),
+    Case("git rebase --exec 'rm x' HEAD~1", "git-push-asks", D, None),
+    Case("git rebase -x 'rm x' HEAD~1", "rm-denied", D, None),
     # git-config-written
     Case("git config alias.zz '!rm x' && git zz", "git-push-asks", D, "git-config-written"),
-    # unknown-runner
-    Case("setpriv --inh-caps=-all rm x", "rm-denied", D, "unknown-runner"),
-    Case("setpriv --reuid=0 rm x", "rm-denied", D, "unknown-runner"),
-    Case("prlimit --nofile=100 rm x", "rm-denied", D, "unknown-runner"),
-    Case("setarch x86_64 rm x", "rm-denied", D, "unknown-runner"),
-    Case("setarch -R x86_64 rm x", "git-rest-asks", D, "unknown-runner"),
-    Case("setarch linux64 rm x", "rm-denied", D, "unknown-runner"),
-    # xargs-long-option-value
-    Case("printf 'x\\n' | xargs --max-args 1 rm", "rm-denied", D, "xargs-long-option-value"),
-    Case("printf 'x\\n' | xargs --delimiter '\\n' rm", "rm-denied", D, "xargs-long-option-value"),
-    Case("printf 'x\\n' | xargs --max-procs 1 rm", "git-rest-asks", D, "xargs-long-option-value"),
-    # shell-option-in-flags
-    Case("bash -co errexit 'rm x'", "rm-denied", D, "shell-option-in-flags"),
+    # found as unknown-runner; the command catalog decides it now
+    Case("setpriv --inh-caps=-all rm x", "rm-denied", D, None),
+    Case("setpriv --reuid=0 rm x", "rm-denied", D, None),
+    Case("prlimit --nofile=100 rm x", "rm-denied", D, None),
+    Case("setarch x86_64 rm x", "rm-denied", D, None),
+    Case("setarch -R x86_64 rm x", "git-rest-asks", D, None),
+    Case("setarch linux64 rm x", "rm-denied", D, None),
+    # found as xargs-long-option-value; the command catalog decides it now
+    Case("printf 'x\\n' | xargs --max-args 1 rm", "rm-denied", D, None),
+    Case("printf 'x\\n' | xargs --delimiter '\\n' rm", "rm-denied", D, None),
+    Case("printf 'x\\n' | xargs --max-procs 1 rm", "git-rest-asks", D, None),
+    # found as shell-option-in-flags; the command catalog decides it now
+    Case("bash -co errexit 'rm x'", "rm-denied", D, None),
     # read-write-redirection
-    Case("cat <> .env", "git-rest-asks", D, "read-write-redirection"),
+    Case("cat <> .env", "git-rest-asks", D, None),  # cat reads its operand
     Case("true 3<> .env", "git-rest-asks", D, "read-write-redirection"),
     # redirection-on-a-line-that-changes-directory
     *(

@@ -77,7 +77,7 @@ def test_calls_are_decided_before_they_run(
 def test_ask_without_an_approver_is_refused_and_with_one_runs(
     tmp_path: Path, workspace: Path
 ) -> None:
-    catalog = Path(__file__).parents[3] / "examples" / "nanobot-0.3.5.catalog.toml"
+    catalog = Path(__file__).parents[3] / "examples" / "catalogs" / "nanobot-0.3.5.toml"
     (tmp_path / catalog.name).write_text(catalog.read_text())
     policy = tmp_path / "ask.yaml"
     policy.write_text(f'catalog: {catalog.name}\ntools:\n  ask: ["exec(touch asked*)"]\n')
@@ -157,7 +157,7 @@ def test_subagents_get_the_child_run_of_their_parent(
 
 def test_a_subagent_never_gets_more_than_its_parent(tmp_path: Path, workspace: Path) -> None:
     """Inheritance: a parent restricted to a few tools caps its child (semantics 7.8)."""
-    catalog = Path(__file__).parents[3] / "examples" / "nanobot-0.3.5.catalog.toml"
+    catalog = Path(__file__).parents[3] / "examples" / "catalogs" / "nanobot-0.3.5.toml"
     (tmp_path / catalog.name).write_text(catalog.read_text())
     policy = tmp_path / "narrow.yaml"
     policy.write_text(f"catalog: {catalog.name}\ntools:\n  allow: [spawn, read_file]\n")
@@ -178,7 +178,7 @@ def test_scheduled_runs_are_decided_as_cron_runs(tmp_path: Path, workspace: Path
     from nanobot.cron.bound_runner import run_bound_cron_job
     from nanobot.cron.types import CronJob, CronPayload
 
-    catalog = Path(__file__).parents[3] / "examples" / "nanobot-0.3.5.catalog.toml"
+    catalog = Path(__file__).parents[3] / "examples" / "catalogs" / "nanobot-0.3.5.toml"
     (tmp_path / catalog.name).write_text(catalog.read_text())
     policy = tmp_path / "cron.yaml"
     policy.write_text(
