@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 PLUGIN_ID = "nanobot-plugins"
 #: the attribute that marks a registry nanobot built for a subagent
 SUBAGENT_MARK = "_policyctl_subagent"
+#: the workspace nanobot built a subagent's registry for (its request does not carry one)
+WORKSPACE_MARK = "_policyctl_workspace"
 _CHILD_ID = "nanobot"  # one child id: nanobot's subagents share their parent's rules
 
 
@@ -132,6 +134,10 @@ class NanobotPolicy:
 
         inventory, mapping = self.inventory(registry, policy)
         context = run_context(current_request_context(), self.facts)
+        built_for = getattr(registry, WORKSPACE_MARK, None)
+        if context.workspace is None and built_for is not None:
+            # nanobot binds a subagent's request without a workspace: its tools' is the one
+            context = replace(context, workspace=built_for)
         if getattr(registry, SUBAGENT_MARK, False):
             parent = resolve(policy, context, require_tools=False)
             context = child_context(context, parent, _CHILD_ID)
@@ -213,6 +219,8 @@ class NanobotPolicy:
             def build_tools(manager: Any, *args: Any, **kwargs: Any) -> Any:
                 registry = original_build(manager, *args, **kwargs)
                 setattr(registry, SUBAGENT_MARK, True)
+                root = kwargs.get("workspace", args[0] if args else None) or manager.workspace
+                setattr(registry, WORKSPACE_MARK, str(Path(root).resolve()))
                 return registry
 
             ToolRegistry.get_definitions = get_definitions

@@ -148,7 +148,7 @@ def test_subagents_get_the_child_run_of_their_parent(
     assert "exec" in offered
     # nanobot's subagent registry has web_fetch and web_search: the policy removes them there too
     assert not offered & {"spawn", "web_fetch", "web_search", "cron", "message", "my"}
-    assert (workspace / "sub-ok.txt").exists()
+    assert (workspace / "sub-ok.txt").exists(), sub.tool_results()
     assert not (workspace / "denied-sub.txt").exists()  # the parent's call rules hold
     results = sub.tool_results()
     assert 'call rule "exec(touch denied*)"' in results[1]
