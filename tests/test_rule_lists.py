@@ -14,8 +14,8 @@ import pytest
 from policyctl import RunContext, Sender, load_policy_text, resolve
 from policyctl.cli.main import main
 from policyctl.explain.call import explain_call
+from policyctl.explain.refusal import refusal_reason
 from policyctl.runtime.approvals import asking_rules
-from policyctl.runtime.callcheck import refusal_reason
 
 POLICY = """
 tools:

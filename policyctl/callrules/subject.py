@@ -56,9 +56,9 @@ class Subject(NamedTuple):
     parts: tuple[Part, ...]
     #: (read or write tool, the part): file accesses made through a shell line
     accesses: tuple[tuple[str, Part], ...] = ()
-    #: how many of `accesses`, from the start, are redirections: a run without the read or
-    #: write tool refuses those; a command's file operands (`cat F`, catalog-modelled) meet
-    #: the tool's rules where it has them
+    #: how many of `accesses`, from the start, a run without their tool refuses: a shell
+    #: line's redirections, every access a catalog relation makes; a command's file operands
+    #: (`cat F`, catalog-modelled) only meet the tool's rules where it has them
     redirections: int = 0
 
 
@@ -190,7 +190,9 @@ def _related_subject(
         wanted = relation.operations
         paths = dict.fromkeys(p for op, p in operations if wanted is None or op in wanted)
         accesses.extend((target, _path_part({key: p}, p, roots, cwd, seen)) for p in paths)
-    return Subject(tool, own.parts, tuple(accesses))
+    # every access a relation makes is refused when the run lacks its tool, as a redirection
+    # is (a tool that acts as another is never let through by the other's absence)
+    return Subject(tool, own.parts, tuple(accesses), len(accesses))
 
 
 def _shell_subject(

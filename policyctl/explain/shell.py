@@ -107,7 +107,7 @@ def _decide_command(
         written=command.written,
     )
     found = [
-        decide_part(rules, part, layer.label)
+        decide_part(rules, part, layer.label, layer.scope)
         for layer in layers
         if (rules := layer.tools.get(tool)) is not None
     ]

@@ -20,15 +20,18 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..compile.layers import Layer, spec
-from ..escape import printable_line
+from ..explain.refusal import (
+    as_other_tool,
+    how_decided,
+    refusal_reason,
+    shown_detail,
+)
 from .approvals import Approval, Approver, SessionGrants, call_key, request_approval
 from .hooks import ToolCallEvent
 
 if TYPE_CHECKING:
     from ..callrules import CallDecision, Verdict
 
-SUBJECT_SHOWN = 200  # characters of the deciding sub-command or path a refusal quotes
 # `callrules.Effect` (an IntEnum) by value: importing the runtime does not load the call-rule
 # core (its shell parser) before a run has a call rule to decide (a test pins the values)
 ALLOW, ASK, DENY = 0, 1, 2
@@ -51,92 +54,6 @@ class CallRefused(PermissionError):
         self.kind = kind  # "policy" (a deny) or "approval" (an ask nobody approved)
         self.detail = detail
         self.decision = decision
-
-
-def _quote(text: str | None) -> str:
-    shown = printable_line(text or "")
-    if len(shown) > SUBJECT_SHOWN:
-        shown = shown[:SUBJECT_SHOWN] + "..."
-    return shown
-
-
-def _where(verdict: Verdict) -> str:
-    """The list the rule is written in; a rule a parent run handed down says so too."""
-    where = verdict.rule_list
-    if not where:
-        return "for this run"
-    if verdict.layer == _INHERITED and where != verdict.layer:
-        return f"at {_quote(where)} ({_INHERITED}, from the parent run)"
-    return f"at {_quote(where)}"
-
-
-_INHERITED = spec(Layer.INHERITANCE).label
-
-
-def how_decided(verdict: Verdict) -> str:
-    """One sentence: which rule decided, at which layer (control characters escaped)."""
-    from ..callrules import Reason
-
-    entry, reason = _quote(verdict.entry), verdict.reason
-    if reason is Reason.DENY_RULE:
-        return f'call rule "{entry}" {_where(verdict)} denies it'
-    if reason is Reason.ASK_RULE:
-        return f'call rule "{entry}" {_where(verdict)} asks for approval'
-    if reason is Reason.PLAIN_ASK:
-        return f'"{entry}" is in ask {_where(verdict)}: every call asks for approval'
-    if reason is Reason.UNANALYSABLE and verdict.layer is None:
-        return _quote(verdict.detail)
-    if reason is Reason.UNANALYSABLE:
-        return (
-            f"it cannot be analysed ({_quote(verdict.detail)}), so callDefault "
-            f"({verdict.effect.label}) {_where(verdict)} applies"
-        )
-    if reason is Reason.CALL_DEFAULT:
-        return f"no call rule {_where(verdict)} allows it (callDefault: {verdict.effect.label})"
-    return _quote(verdict.detail) or f"{reason.value} {_where(verdict)}"
-
-
-def shown_detail(verdict: Verdict, level: str) -> dict[str, Any]:
-    """What the model reads of the provenance: `full` all of it, `layer` the rule and the layer,
-    `minimal` nothing."""
-    if level == "minimal":
-        return {}
-    decided: dict[str, Any] = {"layer": _quote(verdict.rule_list), "entry": _quote(verdict.entry)}
-    if level == "full":
-        decided.update(
-            {
-                "tool": verdict.tool,
-                "reason": verdict.reason.value,
-                "source": None if verdict.source is None else _quote(str(verdict.source)),
-                "subject": _quote(verdict.subject),
-            }
-        )
-        if verdict.detail:
-            decided["detail"] = _quote(verdict.detail)
-    return {"decidedBy": decided}
-
-
-def as_other_tool(tool: str, verdict: Verdict, level: str) -> str:
-    """When another tool's rule decided (a patch's file decided as a `write` call, an edit as
-    a `read`, a redirection), say so; at refusal detail `full`, also which file of the call
-    (`layer` keeps to the rule and the layer: the file is the resolved, absolute path)."""
-    if verdict.tool == tool or level == "minimal":
-        return ""
-    if level == "full" and verdict.subject:
-        return f' ({tool}\'s file "{_quote(verdict.subject)}" is decided as a {verdict.tool} call)'
-    return f" (a file of this {tool} call is decided as a {verdict.tool} call)"
-
-
-def refusal_reason(tool: str, verdict: Verdict, level: str, *, what: str = "call") -> str:
-    if level == "minimal":
-        return f"this {what} of {tool} is not allowed in this run"
-    text = f"{what} refused: {how_decided(verdict)}"
-    related = as_other_tool(tool, verdict, level)
-    if related:
-        text += related
-    elif level == "full" and verdict.subject:
-        text += f' (on "{_quote(verdict.subject)}")'
-    return text
 
 
 def undecidable(tool: str, exc: Exception) -> CallDecision:

@@ -42,7 +42,10 @@ def scrub(value: Any, tmp: Path) -> Any:
         return [scrub(v, tmp) for v in value]
     if isinstance(value, str):
         return _UUID.sub(
-            "<uuid>", value.replace(str(tmp.resolve()), "<tmp>").replace(str(tmp), "<tmp>")
+            "<uuid>",
+            value.replace(str(tmp.resolve()), "<tmp>")
+            .replace(str(tmp), "<tmp>")
+            .replace(str(REPO), "<repo>"),
         )
     return value
 

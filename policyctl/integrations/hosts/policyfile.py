@@ -4,7 +4,8 @@ A host starts `policyctl hook` for every tool call, so the policy must load in a
 milliseconds. The first call compiles the policy file (or loads the bundle, checking its
 hashes and signature) and stores the compiled policy in the cache directory; later calls
 read it back without the loader, the schema validation or the compiler. An entry is keyed
-by the SHA-256 of the policy file's bytes, policyctl's version and the bundle key in use,
+by the SHA-256 of the policy file's bytes, policyctl's version and the files it is installed
+as (size and time), and the bundle key in use,
 and it lists every file the compile read (what `extends` names, operator catalogs) with its
 digest: a later call re-reads and re-hashes those files, and a mismatch compiles afresh.
 
@@ -84,7 +85,7 @@ def _key(path: str, raw: bytes) -> str:
     from ...settings import bundle_key_file
 
     digest = hashlib.sha256()
-    for part in (CACHE_FORMAT, __version__, sys.version, os.path.abspath(path)):
+    for part in (CACHE_FORMAT, __version__, sys.version, os.path.abspath(path), _installed()):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     digest.update(hashlib.sha256(raw).digest())
     key_file = bundle_key_file()
@@ -95,6 +96,25 @@ def _key(path: str, raw: bytes) -> str:
     for name in sorted(n for n in os.environ if n.startswith("POLICYCTL_")):
         digest.update(f"{name}={os.environ[name]}\0".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def _installed() -> str:
+    """The installed policyctl, as the files it is made of (name, size, mtime): an entry
+    compiled by other code (an upgrade, a checkout moved to another commit without a new
+    version number) is never read back. About 200 stat calls, well under a millisecond."""
+    package = Path(__file__).resolve().parents[2]
+    roots = [package, package / "_data", package.parent / "profiles", package.parent / "commands"]
+    parts: list[str] = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".toml", ".json")):
+                    st = os.stat(os.path.join(folder, name))
+                    parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _compile(path: str) -> tuple[CompiledPolicy, dict[str, str]]:

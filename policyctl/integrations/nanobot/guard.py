@@ -24,20 +24,20 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ...callrules.model import Effect
 from ...catalog.inventory import Inventory, Tool
 from ...context import RunContext
+from ...explain.refusal import how_decided, refusal_reason
 from ...names import mcp_tool_name
 from ...pipeline.lineage import child_context
 from ...pipeline.resolve import resolve
 from ...pipeline.result import NoCallableToolsError, Resolution
-from ...runtime.callcheck import ASK, DENY, how_decided, refusal_reason
 from .context import RunFacts, run_context
 
 if TYPE_CHECKING:
     from ...compile.compiled import CompiledPolicy
-    from ...runtime.store import PolicyStore
 
 #: the plugin id of a nanobot tool the policy's catalog does not name (a tool plugin)
 PLUGIN_ID = "nanobot-plugins"
@@ -46,6 +46,13 @@ SUBAGENT_MARK = "_policyctl_subagent"
 #: the workspace nanobot built a subagent's registry for (its request does not carry one)
 WORKSPACE_MARK = "_policyctl_workspace"
 _CHILD_ID = "nanobot"  # one child id: nanobot's subagents share their parent's rules
+
+
+class LivePolicy(Protocol):
+    """What a hot-reloading source gives (`runtime.PolicyStore`): its current policy."""
+
+    @property
+    def current(self) -> CompiledPolicy | None: ...
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ class NanobotPolicy:
 
     def __init__(
         self,
-        policy: CompiledPolicy | PolicyStore | str | Path,
+        policy: CompiledPolicy | LivePolicy | str | Path,
         *,
         agent: str | None = None,
         provider: str | None = None,
@@ -171,9 +178,9 @@ class NanobotPolicy:
             return _removed(name, tool, resolution, self.refusal_detail)
         decision = resolution.decide_call(tool.name, params)
         verdict = decision.verdict
-        if decision.effect == DENY:
+        if decision.effect is Effect.DENY:
             return refusal_reason(name, verdict, self.refusal_detail)
-        if decision.effect == ASK:
+        if decision.effect is Effect.ASK:
             why = f"call of {name} needs approval: {how_decided(verdict)}"
             if self.approve is not None and self.approve(
                 ApprovalRequest(name, dict(params), why, context)
