@@ -4,7 +4,9 @@ the subcommand and the payload, in one pass over the words.
 `scan` knows only option syntax: a short option's value is the rest of its word or the next
 word (bash: the next word, also inside a cluster: `bash -co errexit SCRIPT`), a long option's
 is after `=` or the next word, an `optional` option's only when attached; clustered flags
-(`-rf`) are read letter by letter. An option the model does not list makes the line
+(`-rf`) are read letter by letter; a long option that is a unique prefix of a listed one is
+that option (`--upload-pa`), as GNU getopt_long and git read it. An option the model does
+not list makes the line
 unanalysable unless the model says its other options are flags: policyctl does not guess
 where the payload starts.
 """
@@ -62,6 +64,31 @@ def scan(spec: CommandSpec, words: Words, start: int) -> Scan:
     return _scan(spec, words, start)
 
 
+def _listed(spec: CommandSpec, key: str) -> bool:
+    return (
+        key in spec.flags
+        or key in spec.valued
+        or key in spec.runs
+        or key in spec.optional
+        or key in spec.unanalysable
+    )
+
+
+def _abbreviated(spec: CommandSpec, key: str) -> str | None:
+    """The listed long option `key` is a prefix of: `key` itself when none is (an option the
+    model does not list), None when several are (ambiguous: the program refuses it, or picks
+    one policyctl cannot know)."""
+    found = {
+        name
+        for group in (spec.flags, spec.valued, spec.runs, spec.optional, spec.unanalysable)
+        for name in group
+        if name.startswith(key)
+    }
+    if not found:
+        return key
+    return found.pop() if len(found) == 1 else None
+
+
 def _plain_operand(word: str | None) -> bool:
     """A known word that is no option under any model (`+x` is one for the shells)."""
     return word is not None and word[:1] not in ("-", "+")
@@ -103,6 +130,15 @@ def _scan(spec: CommandSpec, words: Words, start: int) -> Scan:
             continue
         if w[:2] == "--" or w in spec.flags or w in spec.valued or w in runs:
             key, eq, attached = w.partition("=")
+            if key[:2] == "--" and len(key) > 2 and not _listed(spec, key):
+                # GNU getopt_long and git accept a unique prefix of a long option
+                # (`--upload-pa` is `--upload-pack`): read it as the option it abbreviates
+                meant = _abbreviated(spec, key)
+                if meant is None:
+                    return Scan(
+                        options, operands, None, f"{name}: {key} abbreviates several options"
+                    )
+                key = meant
             if key in runs and runs[key] == "argv-until-semicolon":
                 j = i + 1
                 while j < n and words[j] not in (";", "+"):

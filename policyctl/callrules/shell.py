@@ -384,6 +384,13 @@ class _Walker:
                 body = child
         if start is None or body is None:
             return
+        if "$" in self.text(start):
+            # bash ends `<<$'EOF'` (or `<<$"EOF"`) at a line `EOF`, its quote-removed word;
+            # the grammar waits for the literal `$'EOF'`, so what it calls the body may hold
+            # commands bash runs: the line cannot be analysed
+            reason = "a here-document delimiter quoted with $'...' or $\"...\""
+            self.items.append(Problem(reason, self.text(node)))
+            return
         if any(q in self.text(start) for q in "'\"\\"):
             return  # <<'EOF': the body is literal text
         text = self.text(body)

@@ -60,7 +60,7 @@ def check_record(
         "version": pinned_version(host),
         "event": event,
         "stdin": scrub(exchange["stdin"], tmp),
-        "hook_stdout": json.loads(answer) if answer else None,
+        "hook_stdout": scrub(json.loads(answer), tmp) if answer else None,
         "hook_exit": exchange["exit"],
         "host_did": scrub(outcome, tmp),
     }
