@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import signal
 import socket
 import sys
 import threading
@@ -70,6 +71,30 @@ def socket_path(cache_dir: str) -> str | None:
     return path if len(path.encode()) < 100 else None  # sun_path holds 108 bytes
 
 
+class _Late(Exception):
+    pass
+
+
+def _late(_signum: int, _frame: object) -> None:
+    raise _Late
+
+
+def _read_payload(timeout: float) -> bytes | None:
+    """The payload on stdin, or None when it does not end within `timeout` seconds (a host
+    that holds stdin open must not hold the hook past its own deadline)."""
+    if not hasattr(signal, "setitimer"):
+        return sys.stdin.buffer.read(_PAYLOAD_BYTES + 1)
+    previous = signal.signal(signal.SIGALRM, _late)
+    signal.setitimer(signal.ITIMER_REAL, max(timeout, 0.001))
+    try:
+        return sys.stdin.buffer.read(_PAYLOAD_BYTES + 1)
+    except _Late:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def answer_warm(argv: list[str]) -> int | None:
     """The client: print the helper's reply and return the exit code, or return None to let
     the command decide in-process (no helper yet: one is started for the next call)."""
@@ -79,12 +104,14 @@ def answer_warm(argv: list[str]) -> int | None:
     path = socket_path(cache_dir)
     if path is None:
         return None
-    raw = sys.stdin.buffer.read(_PAYLOAD_BYTES + 1)
-    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))  # what the in-process path reads instead
     try:
         timeout = float(_flag(argv, "--timeout") or 10.0)
     except ValueError:
         return None  # argparse reports the flag
+    raw = _read_payload(timeout)
+    if raw is None:  # the host never finished its payload: refuse before it gives up on us
+        return _refuse(argv[0], "PC184", f"no payload within {timeout:g} s (--timeout)")
+    sys.stdin = io.TextIOWrapper(io.BytesIO(raw))  # what the in-process path reads instead
     with contextlib.suppress(OSError):
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)
     if not _ours(cache_dir, directory=True):

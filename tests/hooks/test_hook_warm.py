@@ -133,3 +133,37 @@ def test_a_socket_in_a_directory_others_can_reach_is_never_asked(cache: Path) ->
         mute.close()
     assert run.exit_code == 0, run
     assert run.reply["hookSpecificOutput"]["permissionDecision"] == "ask"
+
+
+def test_a_payload_that_never_ends_is_refused_within_the_timeout(
+    tmp_path: Path, cache: Path
+) -> None:
+    """A host that holds stdin open must not hold the warm client past --timeout: the call is
+    refused (PC184) before the host gives up on the hook and lets the call run."""
+    import subprocess
+    import sys
+
+    policy = tmp_path / "p.yaml"
+    policy.write_text('catalog: claude-code\ntools:\n  deny: ["Bash(rm *)"]\n')
+    argv = ["claude-code", "--policy", str(policy), "--timeout", "2", "--warm"]
+    argv += ["--cache-dir", str(cache)]
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "policyctl", "hook", *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=hook_env(),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.wait(timeout=30)  # stdin stays open: nothing is written, nothing is closed
+        elapsed = time.monotonic() - started
+        out = proc.stdout.read()
+    finally:
+        proc.stdin.close()
+        proc.kill()
+    assert elapsed < 15
+    assert proc.returncode == 2
+    reply = json.loads(out)["hookSpecificOutput"]
+    assert reply["permissionDecision"] == "deny" and "PC184" in reply["permissionDecisionReason"]
