@@ -62,27 +62,3 @@ def test_policyctl_refuses_it(line: str, touched: str) -> None:
     run = resolve(load_policy_text(POLICY, "review.yaml"), RunContext(workspace="/ws"))
     decision = run.decide_call("exec", {"command": line})
     assert decision.effect.label == "deny", decision.verdict
-
-
-@pytest.mark.parametrize(
-    ("line", "effect"),
-    [
-        ("git status <<EOF\nx\nEOF\n", "allow"),  # a plain here-document stays analysable
-        ("git --no-pa push origin main", "ask"),  # an abbreviated global option
-        ("git log --oneline -1", "allow"),
-    ],
-)
-def test_what_stays_as_it_was(line: str, effect: str) -> None:
-    run = resolve(load_policy_text(POLICY, "review.yaml"), RunContext(workspace="/ws"))
-    assert run.decide_call("exec", {"command": line}).effect.label == effect
-
-
-    [
-        ("openclaw", "edit", {"path": ".env", "oldText": "a", "newText": "b"}, "write(.env)"),
-        ("nanobot", "edit_file", {"path": ".env", "old_text": "a"}, "write_file(.env)"),
-        ("claude-code", "Edit", {"file_path": "/ws/.env", "old_string": "a"}, "Write(.env)"),
-        ("claude-code", "MultiEdit", {"file_path": "/ws/.env", "edits": []}, "Write(.env)"),
-        ("claude-code", "NotebookEdit", {"notebook_path": "/ws/a.ipynb"}, "Write(*.ipynb)"),
-        ("gemini-cli", "replace", {"file_path": "/ws/.env", "old_string": "a"}, "write_file(.env)"),
-    ],
-)
