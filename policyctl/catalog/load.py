@@ -9,7 +9,7 @@ An operator catalog may `extends` a built-in one to add tools and profiles.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -134,14 +134,7 @@ def _derive(files: list[Mapping[str, Any]]) -> Catalog:
         )
     relations: dict[str, list[Relation]] = {}
     for row in relation_rows:
-        ops = row.get("operations")
-        relation = Relation(
-            norm(row["tool"]),
-            norm(row["acts_as"]),
-            row["paths"],
-            row.get("key"),
-            frozenset(ops) if ops is not None else None,
-        )
+        relation = _relation(row, norm)
         if relation not in relations.get(relation.tool, ()):
             relations.setdefault(relation.tool, []).append(relation)
     return Catalog(
@@ -169,6 +162,18 @@ def _derive(files: list[Mapping[str, Any]]) -> Catalog:
         call_read_tool=norm(call_read) if call_read else None,
         call_write_tool=norm(call_write) if call_write else None,
         relations={k: tuple(v) for k, v in relations.items()},
+    )
+
+
+def _relation(row: Mapping[str, Any], norm: Callable[[str], str]) -> Relation:
+    """One `[[relations]]` row, its tool names normalised as the catalog's are."""
+    ops = row.get("operations")
+    return Relation(
+        norm(row["tool"]),
+        norm(row["acts_as"]),
+        row["paths"],
+        row.get("key"),
+        frozenset(ops) if ops is not None else None,
     )
 
 
@@ -410,14 +415,7 @@ def _check_relations(
         return catalog.aliases.get(fold(name), fold(name))
 
     for i, row, where in rows:
-        ops = row.get("operations")
-        relation = Relation(
-            norm(row["tool"]),
-            norm(row["acts_as"]),
-            row["paths"],
-            row.get("key"),
-            frozenset(ops) if ops is not None else None,
-        )
+        relation = _relation(row, norm)
         found = relation_problem(relation, catalog)
         if found is not None:
             field, message, fix = found
