@@ -14,7 +14,6 @@ import pytest
 
 from policyctl import load_policy_text, resolve
 from policyctl.context import RunContext
-from policyctl.names import normalize
 
 POLICY = """
 catalog: openclaw
