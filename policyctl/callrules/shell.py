@@ -231,14 +231,32 @@ def _screen_rejected(source: bytes, depth: int, limits: ShellLimits, deadline: f
     screened: checked against deny and ask rules only. This can only make the call stricter:
     the line stays unanalysable, so nothing found here is allowed by it."""
     lenient = source.replace(b"<<", b"  ").replace(b"#", b":")
-    if lenient == source:
+    if lenient == source and b"<>" not in source:
         return []
+    if b"<>" not in lenient:
+        return _screened(lenient, depth, limits, deadline, "")
+    # `<>` (open for reading and writing) is not in the grammar: read once as `<`, once as `>`
+    reads = _screened(lenient.replace(b"<>", b"< "), depth, limits, deadline, "read")
+    writes = _screened(lenient.replace(b"<>", b"> "), depth, limits, deadline, "write")
+    return reads + writes
+
+
+def _screened(
+    lenient: bytes, depth: int, limits: ShellLimits, deadline: float, mode: str
+) -> list[Item]:
+    """The commands of a leniently re-read line, screened, and its file accesses of `mode`
+    (none when empty): an access is decided by the read or write rules in full, which can
+    only make the unanalysable line stricter."""
     root = _parse(lenient, deadline)
     if root is None:
         return []
     walker = _Walker(lenient, lenient.decode("utf-8"), depth + 1, limits, deadline)
     walker.walk(root)
-    return [i._replace(screen=True) for i in walker.items if isinstance(i, Command)]
+    return [
+        i._replace(screen=True) if isinstance(i, Command) else i
+        for i in walker.items
+        if isinstance(i, Command) or (isinstance(i, Access) and i.mode == mode)
+    ]
 
 
 def _first_error(root: Node) -> str:
@@ -645,11 +663,6 @@ class _Walker:
         target = targets[0]
         if operator in (">&", "<&") and (target.type == "number" or self.text(target) == "-"):
             return  # descriptor duplication: 2>&1
-        if operator == "<>":  # opened for reading and writing
-            path = word_value(target, self.source)
-            self.items.append(Access("read", path, self.text(node)))
-            self.items.append(Access("write", path, self.text(node)))
-            return
         if operator in _REDIRECT_WRITE:
             mode = "write"
         elif operator in _REDIRECT_READ:

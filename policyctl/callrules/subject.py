@@ -230,8 +230,14 @@ def _shell_subject(
         if access.path is None:
             part = Part(as_call, access.text, roots, unanalysable="the target is an expansion")
         elif found.changes_directory and not access.path.startswith(("/", "~")):
+            # where the file is cannot be known, but a rule that meets it at any depth (`.env`
+            # has no slash) meets it here too: the target as if the directory had not changed
+            # is screened by the deny and ask rules, and the line stays unanalysable
             why = "a relative target on a line that changes directory"
             part = Part(as_call, access.path, roots, unanalysable=why)
+            screened = _path_part(as_call, access.path, roots, cwd)._replace(screen=True)
+            accesses.append((target, screened))
+            redirections += access.source is None
         else:
             part = _path_part(as_call, access.path, roots, cwd)
         accesses.append((target, part))

@@ -24,18 +24,6 @@ CAUSES: dict[str, tuple[str, str]] = {
         "a line that writes git configuration (`git config alias.x '!cmd'`) and then runs "
         "git: configuration from files is not seen, even when the same line wrote it",
     ),
-    "redirection-on-a-line-that-changes-directory": (
-        r"^(?=[\s\S]*[<>])[\s\S]*(\benv\s+([^|;&\n]*\s)?(-C|--chdir)|\bcd\s|\bpushd\s)",
-        "a relative redirection target on a line that changes directory cannot be analysed "
-        "and gets callDefault, though `.env` (no slash: any depth) meets it wherever it is; "
-        "so does one written before the directory changes (`true > .env; cd src`), and "
-        "`env -C DIR cmd > f` opens f before env changes directory",
-    ),
-    "read-write-redirection": (
-        r"<>",
-        "`<>` (open for reading and writing) is rejected by the parser; the re-read that "
-        "screens such a line meets its commands with deny and ask rules, not its files",
-    ),
 }
 
 _COMPILED = {name: re.compile(pattern) for name, (pattern, _) in CAUSES.items()}
@@ -101,12 +89,13 @@ CASES: tuple[Case, ...] = (
     Case("printf 'x\\n' | xargs --max-procs 1 rm", "git-rest-asks", D, None),
     # found as shell-option-in-flags; the command catalog decides it now
     Case("bash -co errexit 'rm x'", "rm-denied", D, None),
-    # read-write-redirection
+    # found as read-write-redirection; a lenient re-read decides `<>` as a read and a write
     Case("cat <> .env", "git-rest-asks", D, None),  # cat reads its operand
-    Case("true 3<> .env", "git-rest-asks", D, "read-write-redirection"),
-    # redirection-on-a-line-that-changes-directory
+    Case("true 3<> .env", "git-rest-asks", D, None),
+    # found as redirection-on-a-line-that-changes-directory; the target is screened as if
+    # the directory had not changed (a rule without a slash meets it at any depth)
     *(
-        Case(line, "git-rest-asks", D, "redirection-on-a-line-that-changes-directory")
+        Case(line, "git-rest-asks", D, None)
         for line in (
             "env -C . git status > .env",
             "env --chdir=. git log -1 >> .env",
