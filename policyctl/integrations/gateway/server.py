@@ -74,7 +74,9 @@ class Gateway:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
         )
-        security = RequestStateSecurity.ephemeral(ttl=options.approval_timeout)
+        # the sealed state outlives the approval timeout by a minute, so a late answer meets
+        # the gateway's own check (a tool error saying so) rather than the SDK's protocol error
+        security = RequestStateSecurity.ephemeral(ttl=options.approval_timeout + 60)
         self.server.middleware.append(RequestStateBoundary(security, default_audience=None))
 
     # -- lifecycle ----------------------------------------------------------------------
