@@ -42,7 +42,7 @@ def fetch(url: str) -> str:
 @server.tool()
 def sleep(seconds: float) -> str:
     """Sleep, then answer (recorded before sleeping)."""
-    _record("sleep", {"seconds": seconds})
+    _record("sleep", {"seconds": seconds, "pid": os.getpid()})
     time.sleep(seconds)
     return "slept"
 

@@ -8,6 +8,7 @@ the SDK; either way memory stays bounded and the gateway keeps serving.
 from __future__ import annotations
 
 import hmac
+import logging
 import ipaddress
 import sys
 from collections.abc import AsyncIterator
@@ -17,6 +18,8 @@ import anyio
 from mcp.server.lowlevel.server import NotificationOptions
 
 from .server import Gateway
+
+log = logging.getLogger("policyctl.gateway")
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _CHUNK = 65536
@@ -56,8 +59,11 @@ class CappedLines:
                     yield _OVERSIZED
                     continue
                 yield line.decode("utf-8", "replace") + "\n"
-            if len(buffer) > self.cap:
+            if len(buffer) > self.cap and not dropping:
+                log.warning("a client message is larger than %d bytes: dropped", self.cap)
                 buffer, dropping = b"", True
+            elif dropping:
+                buffer = b""
 
 
 async def run_stdio(gateway: Gateway) -> None:

@@ -165,6 +165,11 @@ class Gateway:
             decided = Decided(DENY, f"policyctl: the call cannot be decided ({exc})")
         except Exception as exc:  # any failure refuses: never a pass
             decided = Decided(DENY, f"policyctl: the call cannot be decided ({type(exc).__name__})")
+        if name not in self.tools:
+            down = [u.name for u in self.upstreams if name.startswith(f"{u.name}__")]
+            if down and not self._connected(down[0]):
+                reason = f"MCP server {down[0]!r} is not running (it is being restarted)"
+                decided = Decided(DENY, f"policyctl gateway (PC502): {reason}")
         record.update(verdict=decided.verdict, layer=decided.layer, entry=decided.entry)
         reason = decided.reason
         if decided.verdict == ASK:
@@ -194,6 +199,9 @@ class Gateway:
             return _error(f"policyctl gateway (PC502): {exc}")
         self._log(record, started, final=ALLOW)
         return types.CallToolResult.model_validate(wire)
+
+    def _connected(self, server: str) -> bool:
+        return any(u.name == server and u.connected.is_set() for u in self.upstreams)
 
     async def _approval(
         self,

@@ -18,7 +18,6 @@ import contextlib
 import json
 import logging
 import math
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -99,7 +98,7 @@ class Upstream:
                 scope.deadline = math.inf
                 self.connected.set()
                 await self._on_change()
-                while not self._broken.is_set():
+                while not self._broken.is_set() and self._alive():
                     with anyio.move_on_after(1.0):
                         await self._relist.wait()
                     if self._relist.is_set():
@@ -127,11 +126,14 @@ class Upstream:
         return Client(transport, message_handler=self._on_message, cache=None)
 
     def _alive(self) -> bool:
-        """A stdio server whose process has exited is down (the SDK does not end the session
-        on its own while nothing is asked)."""
+        """Whether the session still reads from the server. The SDK does not end a session
+        whose server went away while nothing was asked, so the gateway looks at its
+        dispatcher (best effort: a call that finds it closed marks it broken anyway)."""
         client = self._client
-        process = _process_of(client)
-        return process is None or process.returncode is None
+        if client is None:
+            return False
+        dispatcher = getattr(client.session, "_dispatcher", None)
+        return getattr(dispatcher, "_closed", False) is not True
 
     def _forget(self) -> None:
         self._client = None
@@ -205,8 +207,8 @@ class Upstream:
                 f"MCP server {self.name!r} did not answer within {self.call_timeout:g} s"
             ) from None
         except MCPError as exc:
-            if not self._alive():
-                self._broken.set()
+            if exc.error.code == types.CONNECTION_CLOSED or not self._alive():
+                self._broken.set()  # reconnect: the server is gone
             raise UpstreamUnavailable(f"MCP server {self.name!r}: {exc}") from None
         except Exception as exc:
             self._broken.set()  # a transport failure: reconnect
@@ -237,17 +239,8 @@ class Upstream:
         return wire
 
 
-def _process_of(client: Client | None) -> Any:
-    """The stdio server's process, when the SDK exposes it (best effort: None otherwise)."""
-    return None if client is None else getattr(client, "_policyctl_process", None)
-
-
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         return "; ".join(_describe(e) for e in exc.exceptions[:3])
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:500]
-
-
-def stderr_sink() -> Any:
-    return sys.stderr
