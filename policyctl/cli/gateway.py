@@ -11,8 +11,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import TYPE_CHECKING, Any
 
 from .common import UsageError, add_context_flags, subcommand
+
+if TYPE_CHECKING:
+    from ..context import RunContext
 
 HELP = "serve upstream MCP servers' tools filtered and decided by the policy (MCP gateway)"
 EXAMPLE = """examples:
@@ -98,7 +102,7 @@ def run_gateway(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
     try:
         servers = load_servers(args.servers)
-        clients = load_clients(args.clients) if args.clients else []
+        clients = load_clients(args.clients, _context) if args.clients else []
         tokens = [c.token for c in clients]
         if args.token_file:
             tokens.append(read_token(args.token_file))
@@ -138,6 +142,20 @@ def run_gateway(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def _context(data: Any) -> RunContext:
+    """A clients file's context: the fields of a `--context` file."""
+    from pydantic import ValidationError
+
+    from ..analysis.contextspec import ContextSpec
+
+    try:
+        return ContextSpec.model_validate(data).to_run_context()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        at = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{at}: {first['msg']}" if at else first["msg"]) from None
 
 
 def _listen(text: str) -> tuple[str, int]:

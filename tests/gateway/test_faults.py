@@ -121,13 +121,17 @@ def test_garbage_and_oversized_input_get_errors_and_the_gateway_keeps_serving(
             "capabilities": {},
             "clientInfo": {"name": "raw", "version": "1"},
         }
-        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode())
+        send(
+            json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}).encode()
+        )
         assert reply()["id"] == 1
         send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
         send(b"this is not json")  # no id to answer: dropped (and logged) by the SDK
         send(b'{"jsonrpc":"2.0","id":2,"method":"no/such/method"}')
         send(b"[" * 9 * 1024 * 1024)  # past the 8 MiB cap
-        send(b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rec__exec","arguments":"x"}}')
+        send(
+            b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"rec__exec","arguments":"x"}}'
+        )
         send(b'{"jsonrpc":"2.0","id":4,"method":"tools/list"}')
         answers = {}
         while 4 not in answers:

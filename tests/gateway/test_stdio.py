@@ -27,14 +27,18 @@ def test_list_is_the_policys_resolution_and_refused_calls_never_reach_the_server
             assert {"time__get_current_time", "git__git_status", "rec__exec"} <= names
             assert not names & {"time__convert_time", "git__git_commit", "git__git_add"}
             # schema and annotations are the upstream's
-            status = next(t for t in (await client.list_tools()).tools if t.name == "git__git_status")
+            status = next(
+                t for t in (await client.list_tools()).tools if t.name == "git__git_status"
+            )
             assert "repo_path" in status.input_schema["properties"]
 
             # a removed tool called directly: refused with the layer that removed it
             gone = await client.call_tool("time__convert_time", {"source_timezone": "UTC"})
             assert gone.is_error
             assert 'removed at tools.deny by "time__convert_time"' in _text(gone)
-            gone = await client.call_tool("git__git_add", {"repo_path": str(setup.repo), "files": ["README"]})
+            gone = await client.call_tool(
+                "git__git_add", {"repo_path": str(setup.repo), "files": ["README"]}
+            )
             assert gone.is_error
             # call rules: deny by argument, the server never sees the call
             for name, args in [

@@ -94,7 +94,9 @@ class PendingApprovals:
         request = types.ElicitRequest(
             params=types.ElicitRequestFormParams(message=text, requested_schema=SCHEMA)
         )
-        return types.InputRequiredResult(input_requests={APPROVAL_KEY: request}, request_state=nonce)
+        return types.InputRequiredResult(
+            input_requests={APPROVAL_KEY: request}, request_state=nonce
+        )
 
     def answer(self, state: str, responses: Mapping[str, Any] | None) -> str | None:
         """None when the retry carries an approval of an open question, else why not."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hmac
 import json
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...context import RunContext
 from ...names import mcp_server_problem
 
 #: the most a servers or clients file may hold; both are a few hundred bytes in practice
@@ -163,17 +163,13 @@ def _check_token(token: Any, where: str) -> None:
 class ClientEntry:
     name: str
     token: str
-    context: Mapping[str, Any]
+    context: RunContext
 
 
-def load_clients(path: str) -> list[ClientEntry]:
+def load_clients(path: str, to_context: Callable[[Any], RunContext]) -> list[ClientEntry]:
     """`{"clients": {NAME: {"token": "...", "context": {agent, channel, ...}}}}`: each HTTP
     client's bearer token and the run context its token stands for (the fields of a
-    `--context` file)."""
-    from pydantic import ValidationError
-
-    from ...analysis.contextspec import ContextSpec
-
+    `--context` file, read by `to_context`, which raises `ValueError` with the reason)."""
     data = _read_json(path, "PC501")
     clients = data.get("clients") if isinstance(data, dict) else None
     if not isinstance(clients, dict) or not clients:
@@ -186,22 +182,11 @@ def load_clients(path: str) -> list[ClientEntry]:
         if not isinstance(entry, dict) or set(entry) - {"token", "context"}:
             raise GatewayConfigError("PC501", f'{where}: only "token" and "context" may be set')
         _check_token(entry.get("token"), f"{where}.token")
-        context = entry.get("context", {})
         try:
-            ContextSpec.model_validate(context)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            at = ".".join(str(p) for p in first["loc"])
-            raise GatewayConfigError(
-                "PC501", f"{where}.context.{at}: {first['msg']}"
-            ) from None
+            context = to_context(entry.get("context", {}))
+        except ValueError as exc:
+            raise GatewayConfigError("PC501", f"{where}.context: {exc}") from None
         if any(hmac.compare_digest(c.token, entry["token"]) for c in out):
             raise GatewayConfigError("PC501", f"{where}: the token is another client's too")
         out.append(ClientEntry(name, entry["token"], context))
     return out
-
-
-def positive(value: float, flag: str) -> float:
-    if not math.isfinite(value) or value <= 0:
-        raise GatewayConfigError("PC501", f"{flag} must be a positive number of seconds")
-    return value

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...catalog.inventory import Tool
 from ...context import RunContext
@@ -19,9 +19,22 @@ from ...names import mcp_tool_name
 from ..hosts.handler import DENY, Decided, call_decision, removed
 
 if TYPE_CHECKING:
+    from ...compile.compiled import CompiledPolicy
     from ...pipeline.result import Resolution
-    from ...runtime.store import PolicyStore
     from .upstream import Upstream
+
+
+class PolicyStore(Protocol):
+    """What the gateway needs of `policyctl.runtime.store.PolicyStore` (hot reload with the
+    last good version kept), which the command hands it: integrations never import the
+    runtime. `resolve` raises (a `RuntimeError`) while no valid version was ever loaded."""
+
+    @property
+    def current(self) -> CompiledPolicy | None: ...
+
+    def resolve(self, context: RunContext, inventory: list[Tool], **kw: Any) -> Resolution: ...
+
+    def check(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +59,7 @@ def exposed_tools(upstreams: Sequence[Upstream]) -> dict[str, Exposed]:
     return out
 
 
-def resolution(
-    store: PolicyStore, context: RunContext, names: Iterable[str]
-) -> Resolution:
+def resolution(store: PolicyStore, context: RunContext, names: Iterable[str]) -> Resolution:
     """The policy's resolution for `context` over the catalog's tools and these MCP tools
     (raises `PolicyUnavailable` when no valid policy was ever loaded: nothing is granted)."""
     policy = store.current
@@ -57,9 +68,7 @@ def resolution(
     return store.resolve(context, inventory, require_tools=False)
 
 
-def visible(
-    store: PolicyStore, context: RunContext, tools: Mapping[str, Exposed]
-) -> list[Exposed]:
+def visible(store: PolicyStore, context: RunContext, tools: Mapping[str, Exposed]) -> list[Exposed]:
     """The tools `tools/list` shows this context: those the resolution keeps."""
     res = resolution(store, context, tools)
     allowed = set(res.allowed)

@@ -8,8 +8,8 @@ the SDK; either way memory stays bounded and the gateway keeps serving.
 from __future__ import annotations
 
 import hmac
-import logging
 import ipaddress
+import logging
 import sys
 from collections.abc import AsyncIterator
 from typing import Any

@@ -25,12 +25,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ... import __version__
 from ...context import RunContext
-from ...runtime.store import PolicyStore, PolicyUnavailable
 from ..hosts.decisionlog import append_record, arguments_sha256
 from ..hosts.handler import ALLOW, ASK, DENY, Decided
 from . import approval
 from .config import ClientEntry, ServerSpec
-from .decide import Exposed, decide, exposed_tools, visible
+from .decide import Exposed, PolicyStore, decide, exposed_tools, visible
 from .upstream import Upstream, UpstreamUnavailable
 
 
@@ -118,14 +117,12 @@ class Gateway:
         """The flags' context, or the one the HTTP client's bearer token maps to."""
         if not self.clients:
             return self.options.context
-        from ...analysis.contextspec import ContextSpec
-
         request = ctx.request
         header = "" if request is None else request.headers.get("authorization", "")
         token = header[7:] if header[:7].lower() == "bearer " else ""
         for client in self.clients:
             if hmac.compare_digest(client.token.encode(), token.encode()):
-                return ContextSpec.model_validate(client.context).to_run_context()
+                return client.context
         raise PermissionError("no client of the clients file has this token")
 
     # -- tools ---------------------------------------------------------------------------
@@ -134,7 +131,7 @@ class Gateway:
         self._remember(ctx)
         try:
             shown = visible(self.store, self.context_of(ctx), self.tools)
-        except (PolicyUnavailable, PermissionError):
+        except (RuntimeError, PermissionError):  # no valid policy (PolicyUnavailable)
             shown = []  # fail closed: no policy, no tools
         tools = [types.Tool.model_validate({**t.listing, "name": t.name}) for t in shown]
         return types.ListToolsResult(tools=tools)
@@ -161,7 +158,7 @@ class Gateway:
                 arguments,
                 self.options.refusal_detail,
             )
-        except (PolicyUnavailable, PermissionError) as exc:
+        except (RuntimeError, PermissionError) as exc:  # PolicyUnavailable, a bad token
             decided = Decided(DENY, f"policyctl: the call cannot be decided ({exc})")
         except Exception as exc:  # any failure refuses: never a pass
             decided = Decided(DENY, f"policyctl: the call cannot be decided ({type(exc).__name__})")
@@ -210,7 +207,7 @@ class Gateway:
         name: str,
         arguments: Mapping[str, Any],
         decided: Decided,
-    ) -> str | None | types.InputRequiredResult:
+    ) -> str | types.InputRequiredResult | None:
         if params.request_state is not None:  # the retry carrying an answer (2026-07-28)
             return self.pending.answer(params.request_state, params.input_responses)
         if not approval.can_elicit(ctx):

@@ -14,7 +14,6 @@ an upstream cannot make a listing the gateway would mis-name or take memory with
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
@@ -34,6 +33,18 @@ log = logging.getLogger("policyctl.gateway")
 MAX_BACKOFF = 30.0
 FIRST_BACKOFF = 0.25
 MAX_NAME_CHARS = 128
+
+
+_LIST_CHANGED = (
+    types.ToolListChangedNotification,
+    types.ResourceListChangedNotification,
+    types.PromptListChangedNotification,
+)
+
+
+def _wire(model: Any) -> dict[str, Any]:
+    wire: dict[str, Any] = model.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return wire
 
 
 class UpstreamUnavailable(Exception):
@@ -141,7 +152,12 @@ class Upstream:
         self.tools, self.resources, self.prompts = (), (), ()
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification | types.ResourceListChangedNotification | types.PromptListChangedNotification):
+        if isinstance(
+            message,
+            types.ToolListChangedNotification
+            | types.ResourceListChangedNotification
+            | types.PromptListChangedNotification,
+        ):
             self._relist.set()
 
     async def _list(self, client: Client) -> None:
@@ -149,7 +165,9 @@ class Upstream:
         cursor: str | None = None
         for _ in range(100):  # pages; an upstream that pages forever is cut off
             page = await client.list_tools(cursor=cursor)
-            tools.extend(t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools)
+            tools.extend(
+                t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in page.tools
+            )
             cursor = page.next_cursor
             if cursor is None or len(tools) > self.max_tools:
                 break
@@ -187,7 +205,7 @@ class Upstream:
                 if len(kept) >= self.max_tools:
                     break
                 continue
-            seen.add(name)
+            seen.add(str(name))
             kept.append(tool)
         return tuple(kept)
 
@@ -240,7 +258,8 @@ class Upstream:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in exc.exceptions[:3])
+    group = getattr(exc, "exceptions", None)  # an exception group (no builtin on 3.10)
+    if isinstance(group, tuple) and group:
+        return "; ".join(_describe(e) for e in group[:3])
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:500]
