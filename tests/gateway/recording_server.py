@@ -54,5 +54,17 @@ def huge(size: int) -> str:
     return "x" * size
 
 
+@server.resource("notes://secret")
+def secret() -> str:
+    """A resource the gateway blocks unless the server's switch passes it."""
+    return "the secret"
+
+
+@server.prompt()
+def greet() -> str:
+    """A prompt the gateway blocks unless the server's switch passes it."""
+    return "hello"
+
+
 if __name__ == "__main__":
     server.run()

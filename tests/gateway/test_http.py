@@ -55,11 +55,13 @@ def test_each_token_is_a_context_and_no_token_is_refused(setup: Setup) -> None:
         async def names(token: str) -> tuple[set[str], bool]:
             # the header that names another agent changes nothing: the token decides
             headers = {"Authorization": f"Bearer {token}", "X-Agent": "writer"}
-            async with httpx2.AsyncClient(headers=headers) as http:
-                async with Client(streamable_http_client(url, http_client=http)) as client:
-                    listed = {t.name for t in (await client.list_tools()).tools}
-                    result = await client.call_tool("rec__exec", {"command": "ls"})
-                    return listed, bool(result.is_error)
+            async with (
+                httpx2.AsyncClient(headers=headers) as http,
+                Client(streamable_http_client(url, http_client=http)) as client,
+            ):
+                listed = {t.name for t in (await client.list_tools()).tools}
+                result = await client.call_tool("rec__exec", {"command": "ls"})
+                return listed, bool(result.is_error)
 
         async def go() -> None:
             reader, reader_refused = await names(READER)

@@ -52,6 +52,10 @@ def test_list_is_the_policys_resolution_and_refused_calls_never_reach_the_server
                 assert "policyctl" in _text(refused)
             assert setup.records() == []
 
+            # resources and prompts are blocked unless the server's switch passes them
+            assert (await client.list_resources()).resources == []
+            assert (await client.list_prompts()).prompts == []
+
             allowed = await client.call_tool("rec__exec", {"command": "ls -la"})
             assert not allowed.is_error and _text(allowed) == "ran: ls -la"
             now = await client.call_tool("time__get_current_time", {"timezone": "UTC"})
@@ -115,3 +119,21 @@ def test_ask_is_an_elicitation(setup: Setup, mode: str) -> None:
     assert "no answer within 1 s" in outcomes[4][1]
     assert "needs approval" in outcomes[5][1] and "no elicitation capability" in outcomes[5][1]
     assert setup.records() == [{"tool": "exec", "arguments": push}]
+
+
+def test_a_servers_switch_passes_its_resources_and_prompts(setup: Setup) -> None:
+    import json
+
+    servers = json.loads(setup.servers.read_text())
+    servers["mcpServers"]["rec"]["policyctl"] = {"resources": "pass", "prompts": "pass"}
+    setup.servers.write_text(json.dumps(servers))
+
+    async def go() -> None:
+        async with Client(stdio_params(setup)) as client:
+            listed = (await client.list_resources()).resources
+            assert [str(r.uri) for r in listed] == ["notes://secret"]
+            read = await client.read_resource("notes://secret")
+            assert "the secret" in str(read.contents[0])
+            assert [p.name for p in (await client.list_prompts()).prompts] == ["greet"]
+
+    run(go)
