@@ -76,7 +76,9 @@ class Gateway:
         # the sealed state outlives the approval timeout by a minute, so a late answer meets
         # the gateway's own check (a tool error saying so) rather than the SDK's protocol error
         security = RequestStateSecurity.ephemeral(ttl=options.approval_timeout + 60)
-        self.server.middleware.append(RequestStateBoundary(security, default_audience=None))
+        # the SDK's default OpenTelemetry middleware is left out: a span per message costs
+        # a measurable share of the per-call overhead, and the decision log times every call
+        self.server.middleware = [RequestStateBoundary(security, default_audience=None)]
 
     # -- lifecycle ----------------------------------------------------------------------
 
