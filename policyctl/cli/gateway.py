@@ -3,7 +3,7 @@ showing each client only the tools the policy allows and deciding every call.
 
 Over stdio by default (a client starts it like any MCP server); `--listen HOST:PORT` serves
 streamable HTTP instead (loopback by default; any other address needs `--token-file` or
-`--clients`). Needs the `gateway` extra (`pip install 'policyctl[gateway]'`).
+`--clients`). Needs the `gateway` extra.
 """
 
 from __future__ import annotations
