@@ -15,7 +15,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 from mcp import Client
@@ -47,13 +46,22 @@ def per_call(n: int, work: Path) -> None:
     record = work / "record.jsonl"
     env = {"RECORD_FILE": str(record)}
     direct = StdioServerParameters(command=sys.executable, args=[str(SERVER)], env=env)
-    servers = {"mcpServers": {"rec": {"command": sys.executable, "args": [str(SERVER)], "env": env}}}
+    servers = {
+        "mcpServers": {"rec": {"command": sys.executable, "args": [str(SERVER)], "env": env}}
+    }
     (work / "servers.json").write_text(json.dumps(servers))
     (work / "policy.yaml").write_text(POLICY)
     gateway = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "policyctl", "gateway", "--policy", str(work / "policy.yaml"), "--servers",
-              str(work / "servers.json")],
+        args=[
+            "-m",
+            "policyctl",
+            "gateway",
+            "--policy",
+            str(work / "policy.yaml"),
+            "--servers",
+            str(work / "servers.json"),
+        ],
         env={"PYTHONPATH": str(ROOT)},
     )
     a = anyio.run(_timed_calls, direct, "exec", n)
