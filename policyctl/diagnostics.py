@@ -1108,6 +1108,47 @@ CODES: dict[str, CodeInfo] = _codes(
         "so its call rules never decide a call; usually the tool is denied by name elsewhere, "
         "or missing from an allow list.",
     ),
+    # -- `policyctl gateway`: the MCP gateway -------------------------------------------------
+    (
+        "PC500",
+        E,
+        "gateway servers file invalid",
+        'The `--servers` file is not `{"mcpServers": {NAME: {"command", "args", "env"} | '
+        '{"url", "headers"}}}`, names a server whose name makes `NAME__` ambiguous, or sets '
+        "an unknown key. The message names the entry; fix it and start the gateway again.",
+    ),
+    (
+        "PC501",
+        E,
+        "gateway clients or token file invalid",
+        'The `--clients` file (`{"clients": {NAME: {"token", "context"}}}`) or the '
+        "`--token-file` cannot be used: unreadable, a token shorter than 16 characters, a token "
+        "two clients share, or a context field policyctl does not know.",
+    ),
+    (
+        "PC502",
+        E,
+        "upstream MCP server unavailable",
+        "The call was allowed but its MCP server is not running (it is being restarted), broke "
+        "during the call, did not answer within `--call-timeout`, or answered more than the "
+        "gateway passes on. The client gets a tool error; the other servers keep serving.",
+    ),
+    (
+        "PC503",
+        W,
+        "upstream tool listing refused in part",
+        "An upstream server listed a tool without a usable name, the same name twice, a tool "
+        "without an object `inputSchema`, or more tools than the gateway serves from one "
+        "server. Those tools are left out of what clients see; fix the server.",
+    ),
+    (
+        "PC504",
+        E,
+        "gateway listener refused",
+        "`--listen` names an address other than loopback without `--token-file` or `--clients` "
+        "(anyone who reaches the port would be served), or the token flags were given without "
+        "`--listen`.",
+    ),
 )
 
 

@@ -9,6 +9,7 @@ not interleave their lines.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -29,3 +30,10 @@ def append_record(path: str, record: Mapping[str, Any]) -> str | None:
     except OSError as exc:
         return f"the decision log {path} cannot be written ({exc.strerror})"
     return None
+
+
+def arguments_sha256(arguments: Any) -> str:
+    """The digest a record carries instead of the arguments: of their canonical JSON (sorted
+    keys), so the same call always logs the same digest."""
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest()

@@ -9,7 +9,6 @@ hook fails in any other way, so a hook that crashed would be a hook that allowed
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ...catalog.inventory import Tool
 from ...context import RunContext
 from ...escape import printable_line
+from .decisionlog import arguments_sha256
 from .payload import BadPayload, HostCall, PayloadFacts, read_call, read_facts
 from .protocols import Host
 
@@ -55,7 +55,9 @@ class HostReply:
 
 
 @dataclass(frozen=True, slots=True)
-class _Decided:
+class Decided:
+    """A call's verdict and the sentence the agent reads (shared with the MCP gateway)."""
+
     verdict: str
     reason: str
     layer: str | None = None
@@ -96,7 +98,7 @@ def failure(host: Host, code: str, problem: str, event: str | None = None) -> Ho
     from ...diagnostics import CODES
 
     reason = f"policyctl refused the call: {code} {CODES[code].title}: {_quote(problem, 2000)}"
-    decided = _Decided(DENY, reason)
+    decided = Decided(DENY, reason)
     record = {"host": host.name, "event": event, "verdict": DENY, "code": code, "error": reason}
     if host.list_event is not None and event == host.list_event:
         stdout = _selection(host, [])
@@ -131,7 +133,7 @@ def run_context(facts: PayloadFacts, options: HostOptions) -> RunContext:
 
 def _decide(
     call: HostCall, facts: PayloadFacts, policy: CompiledPolicy, options: HostOptions
-) -> _Decided:
+) -> Decided:
     from ...pipeline.resolve import resolve
 
     inventory = policy.default_tools()
@@ -148,38 +150,42 @@ def _decide(
             )
     res = resolve(policy, run_context(facts, options), inventory, require_tools=False)
     if tool not in res.allowed:
-        return _removed(res, tool, call.host_tool, options.refusal_detail)
-    return _call_decision(res, tool, call, options.refusal_detail)
+        return removed(res, tool, call.host_tool, options.refusal_detail)
+    return call_decision(res, tool, call.host_tool, call.arguments, options.refusal_detail)
 
 
-def _removed(res: Resolution, tool: str, shown: str, level: str) -> _Decided:
+def removed(res: Resolution, tool: str, shown: str, level: str) -> Decided:
+    """The refusal of a tool the resolution removed, naming the layer at `level`."""
     gone = res.removal(tool)
     layer = None if gone is None else gone.label
     entry = None if gone is None else gone.entry
     source = None if gone is None or gone.source is None else str(gone.source)
     text = f"policyctl: {_quote(shown)} is not allowed in this run"
     if level == "minimal":
-        return _Decided(DENY, text)
+        return Decided(DENY, text)
     if layer is not None:
         text += f": removed at {_quote(layer)}"
         if entry:
             text += f' by "{_quote(entry)}"'
         if source:
             text += f" ({_quote(source)})"
-    return _Decided(DENY, text, layer, entry, source)
+    return Decided(DENY, text, layer, entry, source)
 
 
-def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _Decided:
+def call_decision(
+    res: Resolution, tool: str, shown: str, arguments: Mapping[str, Any], level: str
+) -> Decided:
+    """The call rules' verdict on `arguments` of `tool` (allowed in `res`), with its text;
+    `shown` is the name the agent knows the tool by."""
     from ...explain.labels import list_label
 
-    verdict = res.decide_call(tool, call.arguments).verdict
+    verdict = res.decide_call(tool, arguments).verdict
     layer = list_label(verdict)  # the list the deciding rule is written in
     effect = (ALLOW, ASK, DENY)[int(verdict.effect)]
     source = None if verdict.source is None else str(verdict.source)
     if level == "minimal":
         text = {ALLOW: "allowed", ASK: "needs approval", DENY: "is not allowed"}[effect]
-        shown = _quote(call.host_tool)
-        return _Decided(effect, f"policyctl: this call of {shown} {text} in this run")
+        return Decided(effect, f"policyctl: this call of {_quote(shown)} {text} in this run")
     what = {ALLOW: "allowed", ASK: "needs approval", DENY: "refused"}[effect]
     text = f"policyctl: call {what}: {verdict.reason.value}"
     if verdict.entry:
@@ -192,13 +198,13 @@ def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _D
         text += f' on "{_quote(verdict.subject)}"'
     if level == "full" and verdict.detail:
         text += f"; {_quote(verdict.detail)}"
-    return _Decided(effect, text, layer, verdict.entry, source)
+    return Decided(effect, text, layer, verdict.entry, source)
 
 
 # -- replying ------------------------------------------------------------------------------
 
 
-def _render(host: Host, decided: _Decided) -> str:
+def _render(host: Host, decided: Decided) -> str:
     """The reply on stdout for a decided call, in the host's protocol."""
     verdict, reason = decided.verdict, decided.reason
     if verdict == ASK and not host.can_ask:
@@ -219,7 +225,7 @@ def _render(host: Host, decided: _Decided) -> str:
     )
 
 
-def _call_reply(host: Host, decided: _Decided, record: dict[str, Any]) -> HostReply:
+def _call_reply(host: Host, decided: Decided, record: dict[str, Any]) -> HostReply:
     return HostReply(_render(host, decided), "", 0, record)
 
 
@@ -249,9 +255,8 @@ def _list_reply(
 
 
 def _record(
-    options: HostOptions, facts: PayloadFacts, call: HostCall, decided: _Decided
+    options: HostOptions, facts: PayloadFacts, call: HostCall, decided: Decided
 ) -> dict[str, Any]:
-    canonical = json.dumps(call.arguments, sort_keys=True, separators=(",", ":"), default=str)
     record: dict[str, Any] = {
         "host": options.host.name,
         "event": facts.event,
@@ -264,7 +269,7 @@ def _record(
         "entry": decided.entry,
         "source": decided.source,
         "revision": options.revision,
-        "argumentsSha256": hashlib.sha256(canonical.encode("utf-8", "replace")).hexdigest(),
+        "argumentsSha256": arguments_sha256(call.arguments),
     }
     if options.log_arguments:
         record["arguments"] = call.arguments
