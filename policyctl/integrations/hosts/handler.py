@@ -55,7 +55,7 @@ class HostReply:
 
 
 @dataclass(frozen=True, slots=True)
-class _Decided:
+class Decided:
     verdict: str
     reason: str
     layer: str | None = None
@@ -96,7 +96,7 @@ def failure(host: Host, code: str, problem: str, event: str | None = None) -> Ho
     from ...diagnostics import CODES
 
     reason = f"policyctl refused the call: {code} {CODES[code].title}: {_quote(problem, 2000)}"
-    decided = _Decided(DENY, reason)
+    decided = Decided(DENY, reason)
     record = {"host": host.name, "event": event, "verdict": DENY, "code": code, "error": reason}
     if host.list_event is not None and event == host.list_event:
         stdout = _selection(host, [])
@@ -131,7 +131,15 @@ def run_context(facts: PayloadFacts, options: HostOptions) -> RunContext:
 
 def _decide(
     call: HostCall, facts: PayloadFacts, policy: CompiledPolicy, options: HostOptions
-) -> _Decided:
+) -> Decided:
+    return decide_call(call, run_context(facts, options), policy, options.refusal_detail)
+
+
+def decide_call(
+    call: HostCall, context: RunContext, policy: CompiledPolicy, level: str = "layer"
+) -> Decided:
+    """One call decided in a run context: what a hook event and a decision server's
+    `/v1/decide` both ask. An unknown tool raises `BadPayload` (PC181)."""
     from ...pipeline.resolve import resolve
 
     inventory = policy.default_tools()
@@ -146,30 +154,30 @@ def _decide(
                 "(a tool policyctl does not know is refused: add it to the policy's catalog)",
                 "PC181",
             )
-    res = resolve(policy, run_context(facts, options), inventory, require_tools=False)
+    res = resolve(policy, context, inventory, require_tools=False)
     if tool not in res.allowed:
-        return _removed(res, tool, call.host_tool, options.refusal_detail)
-    return _call_decision(res, tool, call, options.refusal_detail)
+        return _removed(res, tool, call.host_tool, level)
+    return _call_decision(res, tool, call, level)
 
 
-def _removed(res: Resolution, tool: str, shown: str, level: str) -> _Decided:
+def _removed(res: Resolution, tool: str, shown: str, level: str) -> Decided:
     gone = res.removal(tool)
     layer = None if gone is None else gone.label
     entry = None if gone is None else gone.entry
     source = None if gone is None or gone.source is None else str(gone.source)
     text = f"policyctl: {_quote(shown)} is not allowed in this run"
     if level == "minimal":
-        return _Decided(DENY, text)
+        return Decided(DENY, text)
     if layer is not None:
         text += f": removed at {_quote(layer)}"
         if entry:
             text += f' by "{_quote(entry)}"'
         if source:
             text += f" ({_quote(source)})"
-    return _Decided(DENY, text, layer, entry, source)
+    return Decided(DENY, text, layer, entry, source)
 
 
-def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _Decided:
+def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> Decided:
     from ...explain.labels import list_label
 
     verdict = res.decide_call(tool, call.arguments).verdict
@@ -179,7 +187,7 @@ def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _D
     if level == "minimal":
         text = {ALLOW: "allowed", ASK: "needs approval", DENY: "is not allowed"}[effect]
         shown = _quote(call.host_tool)
-        return _Decided(effect, f"policyctl: this call of {shown} {text} in this run")
+        return Decided(effect, f"policyctl: this call of {shown} {text} in this run")
     what = {ALLOW: "allowed", ASK: "needs approval", DENY: "refused"}[effect]
     text = f"policyctl: call {what}: {verdict.reason.value}"
     if verdict.entry:
@@ -192,13 +200,13 @@ def _call_decision(res: Resolution, tool: str, call: HostCall, level: str) -> _D
         text += f' on "{_quote(verdict.subject)}"'
     if level == "full" and verdict.detail:
         text += f"; {_quote(verdict.detail)}"
-    return _Decided(effect, text, layer, verdict.entry, source)
+    return Decided(effect, text, layer, verdict.entry, source)
 
 
 # -- replying ------------------------------------------------------------------------------
 
 
-def _render(host: Host, decided: _Decided) -> str:
+def _render(host: Host, decided: Decided) -> str:
     """The reply on stdout for a decided call, in the host's protocol."""
     verdict, reason = decided.verdict, decided.reason
     if verdict == ASK and not host.can_ask:
@@ -219,7 +227,7 @@ def _render(host: Host, decided: _Decided) -> str:
     )
 
 
-def _call_reply(host: Host, decided: _Decided, record: dict[str, Any]) -> HostReply:
+def _call_reply(host: Host, decided: Decided, record: dict[str, Any]) -> HostReply:
     return HostReply(_render(host, decided), "", 0, record)
 
 
@@ -249,7 +257,7 @@ def _list_reply(
 
 
 def _record(
-    options: HostOptions, facts: PayloadFacts, call: HostCall, decided: _Decided
+    options: HostOptions, facts: PayloadFacts, call: HostCall, decided: Decided
 ) -> dict[str, Any]:
     canonical = json.dumps(call.arguments, sort_keys=True, separators=(",", ":"), default=str)
     record: dict[str, Any] = {
