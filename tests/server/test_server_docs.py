@@ -49,3 +49,15 @@ def test_the_documented_requests_get_the_documented_answers(tmp_path: Path) -> N
     assert first["kind"] == "decide" and first["revision"].startswith("sha256:")
     assert len(first["argumentsSha256"]) == 64 and "arguments" not in first
     assert first["layer"] == examples[0][2]["layer"] and first["tool"] == "Bash"
+
+
+def test_the_documented_authzen_request_asks() -> None:
+    from starlette.testclient import TestClient
+    from test_server_api import client
+
+    block = re.findall(r"```sh\n(curl [^`]*?/access/v1/evaluation [^`]*?)```", DOC, re.S)[0]
+    words = shlex.split(block.replace("\\\n", " "))
+    api: TestClient = client()
+    answer = api.post("/access/v1/evaluation", json=json.loads(words[words.index("-d") + 1]))
+    assert answer.json()["decision"] is False
+    assert answer.json()["context"]["verdict"] == "ask"

@@ -87,6 +87,7 @@ def build_app(
     extra_routes: list[Route] | None = None,
 ) -> Starlette:
     """The application over `source`. The caller starts and stops the source."""
+    from .authzen import authzen_routes
     from .hookroute import hook_route
 
     server = Server(source, config or ServerConfig(), metrics or Metrics())
@@ -102,6 +103,7 @@ def build_app(
         route("/v1/status", _status, "GET"),
         route("/metrics", _metrics, "GET"),
         Route("/v1/hooks/{host}", hook_route(server), methods=["POST"]),
+        *authzen_routes(server, route),
         *(extra_routes or []),
     ]
 

@@ -104,8 +104,16 @@ def error_response(server: Server, exc: ApiError) -> JSONResponse:
 Handler = Callable[[Server, Request], Awaitable[Response]]
 
 
-def api_route(server: Server, route: str, handler: Handler, *, open_route: bool = False) -> Any:
-    """A JSON route: the token check, the timer, the body and time caps, and errors as JSON."""
+def api_route(
+    server: Server,
+    route: str,
+    handler: Handler,
+    *,
+    open_route: bool = False,
+    error: Callable[[ApiError], Response] | None = None,
+) -> Any:
+    """A JSON route: the token check, the timer, the body and time caps, and errors as JSON
+    (or as `error` renders them: AuthZEN's are a message string)."""
 
     async def endpoint(request: Request) -> Response:
         started = time.perf_counter()
@@ -116,10 +124,12 @@ def api_route(server: Server, route: str, handler: Handler, *, open_route: bool 
                 handler(server, request), server.config.request_timeout + 1
             )
         except ApiError as exc:
-            return error_response(server, exc)
+            problem = exc
         except (asyncio.TimeoutError, TimeoutError):
-            return error_response(server, ApiError(503, "PC525", "the request took too long"))
+            problem = ApiError(503, "PC525", "the request took too long")
         finally:
             server.metrics.latency.labels(route).observe(time.perf_counter() - started)
+        response = error_response(server, problem)
+        return response if error is None else error(problem)
 
     return endpoint
