@@ -61,6 +61,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="where a polled bundle is kept (served from there after a restart until the URL "
         "answers; default: ~/.cache/policyctl/server)",
     )
+    p.add_argument(
+        "--bundle-key",
+        metavar="FILE",
+        help="the key a bundle pulled from a URL must be signed with (default: "
+        "POLICYCTL_BUNDLE_KEY_FILE); required with a URL",
+    )
     p.add_argument("--decision-log", metavar="FILE|-", help="JSON lines: a file, or - for stdout")
     p.add_argument(
         "--log-arguments",
@@ -133,13 +139,12 @@ def run(args: argparse.Namespace) -> int:
     from ..integrations.server.metrics import Metrics
     from ..integrations.server.sources import is_url, open_source
 
-    if is_url(args.policy):
-        raise UsageError("--policy URL: bundle URLs are not served yet; give a file or bundle")
+    key = _bundle_key(args) if is_url(args.policy) else None
 
     from ..runtime.store import PolicyStore
 
     metrics = Metrics()
-    source = open_source(args, metrics.reloaded, PolicyStore)
+    source = open_source(args, metrics.reloaded, PolicyStore, key)
     config = ServerConfig(
         tokens=tokens,
         max_body_bytes=args.max_body_bytes,
@@ -157,6 +162,25 @@ def run(args: argparse.Namespace) -> int:
     finally:
         source.stop()
     return 0
+
+
+def _bundle_key(args: argparse.Namespace) -> bytes:
+    """The key a URL's bundles are verified with: anyone who can answer for the URL could
+    serve a looser policy, so an unsigned bundle is never pulled."""
+    from ..compile.bundlekeys import read_key
+    from ..diagnostics import PolicyError
+    from ..settings import bundle_key_file
+
+    path = args.bundle_key or bundle_key_file()
+    if not path:
+        raise UsageError(
+            "PC530 --policy URL: a bundle pulled from a URL must be signed; give --bundle-key "
+            "FILE (or POLICYCTL_BUNDLE_KEY_FILE), the key `policyctl compile --key` signed with"
+        )
+    try:
+        return read_key(path)
+    except PolicyError as exc:
+        raise UsageError(f"PC530 --bundle-key {path}: {exc}") from None
 
 
 def uvicorn_options(host: str, port: int) -> dict[str, Any]:

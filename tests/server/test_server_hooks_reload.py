@@ -148,6 +148,18 @@ def test_serve_refuses_a_public_address_without_tokens(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_serve_pulls_no_bundle_from_a_url_without_a_key() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "policyctl", "serve", "--policy", "http://127.0.0.1:9/b.json"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "POLICYCTL_BUNDLE_KEY_FILE"}
+        | {"PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
+    assert done.returncode == 2 and "PC530" in done.stderr and "--bundle-key" in done.stderr
+
+
 def test_serve_without_the_extra_names_it(tmp_path: Path) -> None:
     # a directory early on the path whose starlette cannot be imported
     blocker = tmp_path / "starlette"

@@ -8,6 +8,7 @@ hookroute  /v1/hooks/{host}: a host's hook payload, answered by `hosts.handler.h
 authzen    OpenID AuthZEN 1.0: /access/v1/evaluation(s), /.well-known/authzen-configuration
 state      the policy snapshot a request answers from; a hot-reloaded file source
 sources    which source `--policy` names
+bundlepoll a signed bundle pulled from a URL: ETags, verification, kept on disk
 metrics    the Prometheus metrics
 logs       the JSON-lines decision log
 """
