@@ -1184,7 +1184,7 @@ CODES: dict[str, CodeInfo] = _codes(
         E,
         "server settings refused",
         "`policyctl serve` was asked to listen on a non-loopback address without "
-        "`--token-file`, or the token file is unreadable, empty or readable by others.",
+        "`--token-file`, or the token file is unreadable, empty, or open to other users.",
     ),
 )
 

@@ -101,10 +101,9 @@ def read_tokens(path: str) -> tuple[str, ...]:
             lines = f.read(1024 * 1024).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"PC530 --token-file {path} cannot be read: {exc}") from None
-    if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise UsageError(
-            f"PC530 --token-file {path} is readable by others: fix with chmod 600 {path}"
-        )
+    if info.st_mode & (stat.S_IRWXO | stat.S_IWGRP):
+        # group-readable is allowed: a Kubernetes secret mounted with fsGroup is 0440
+        raise UsageError(f"PC530 --token-file {path} is open to others: fix with chmod 600 {path}")
     tokens = tuple(t.strip() for t in lines if t.strip() and not t.startswith("#"))
     if not tokens:
         raise UsageError(f"PC530 --token-file {path} holds no token (one a line)")
