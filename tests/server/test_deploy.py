@@ -152,3 +152,11 @@ def test_the_docs_show_these_files() -> None:
         "docker build -f deploy/Dockerfile -t policyctl-server .",
     ):
         assert command in doc, command
+
+
+def test_the_docs_name_the_load_switch_and_the_benchmark() -> None:
+    doc = (ROOT / "docs" / "server.md").read_text()
+    load = (ROOT / "tests" / "server" / "test_server_load.py").read_text()
+    assert "POLICYCTL_LOAD_FULL=1" in doc and '"POLICYCTL_LOAD_FULL") == "1"' in load
+    assert "SECONDS = 20.0 if FULL else 2.0" in load and "CONNECTIONS = 32 if FULL" in load
+    assert (ROOT / "bench" / "bench_server.py").exists()
