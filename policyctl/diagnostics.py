@@ -1149,6 +1149,84 @@ CODES: dict[str, CodeInfo] = _codes(
         "(anyone who reaches the port would be served), or the token flags were given without "
         "`--listen`.",
     ),
+    # PC520-PC539: the decision server (`policyctl serve`)
+    (
+        "PC520",
+        E,
+        "request body too large",
+        "A request to the decision server is larger than `--max-body-bytes` (HTTP 413; on a "
+        "hook route, a refusal). Raise the cap if the clients send large tool arguments.",
+    ),
+    (
+        "PC521",
+        E,
+        "request body not JSON",
+        "The body of a request to the decision server is not UTF-8 JSON (HTTP 400).",
+    ),
+    (
+        "PC522",
+        E,
+        "request does not match the API",
+        "A field of the request is missing, unknown or of the wrong type (HTTP 422); `path` "
+        "names it. The API is described in schemas/server.openapi.json.",
+    ),
+    (
+        "PC523",
+        E,
+        "bearer token missing or wrong",
+        "The server was started with `--token-file` and the request carries no `Authorization: "
+        "Bearer` header with one of its tokens (HTTP 401; on a hook route, a refusal).",
+    ),
+    (
+        "PC524",
+        E,
+        "no policy in service",
+        "The server has never loaded a valid policy, so it decides nothing (HTTP 503, /health "
+        "503). /v1/status and the server's log say why the policy failed to load.",
+    ),
+    (
+        "PC525",
+        E,
+        "request took too long",
+        "The request was not answered within `--request-timeout` seconds (HTTP 503; on a hook "
+        "route, a refusal). A client treats it as a refusal, never as an allow.",
+    ),
+    (
+        "PC526",
+        E,
+        "no such route",
+        "The decision server has no route for this path or method (HTTP 404/405); the routes "
+        "are listed in docs/server.md.",
+    ),
+    (
+        "PC527",
+        E,
+        "bundle could not be fetched",
+        "Polling the bundle URL failed (the server is down, answered an error status or took "
+        "too long). The last good revision stays in service; /health says `degraded`.",
+    ),
+    (
+        "PC528",
+        E,
+        "bundle rejected",
+        "The bundle fetched from the URL is not a valid bundle, or its signature does not "
+        "verify under POLICYCTL_BUNDLE_KEY_FILE. The last good revision stays in service.",
+    ),
+    (
+        "PC529",
+        E,
+        "decision log cannot be written",
+        "The decision could not be written to `--decision-log`, so an allow or ask was turned "
+        "into a deny: an unlogged call is never let through. Fix the log file's directory or "
+        "permissions.",
+    ),
+    (
+        "PC530",
+        E,
+        "server settings refused",
+        "`policyctl serve` was asked to listen on a non-loopback address without "
+        "`--token-file`, or the token file is unreadable, empty, or open to other users.",
+    ),
 )
 
 

@@ -29,8 +29,9 @@ STAGES = (
     "explain",
     "analysis",
 )
-#: at most this many levels of units (a flat module, or a sub-package counted as one)
-MAX_LEVELS = 12
+#: at most this many levels of units (a flat module, or a sub-package counted as one); 13 since
+#: the decision server (integrations/server) reads request contexts with analysis' ContextSpec
+MAX_LEVELS = 13
 #: at most this many modules flat in policyctl/ (the public face and the ground vocabulary)
 MAX_FLAT = 14
 

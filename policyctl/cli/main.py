@@ -37,6 +37,7 @@ SUBCOMMANDS = {
     "import": "import_cmd",
     "hook": "hook",
     "gateway": "gateway",
+    "serve": "serve",
 }
 
 

@@ -90,6 +90,7 @@ class PolicyStore:
         #: the policy in service and its resolver, swapped together in one assignment
         self._serving: tuple[CompiledPolicy, Resolver] | None = None
         self._version = 0
+        self._revision: str | None = None
         self._errors: tuple[Diagnostic, ...] = ()
         self._watched: tuple[Path, ...] = (self.path,)
         self._fingerprint: Fingerprint | None = None
@@ -111,6 +112,12 @@ class PolicyStore:
     def version(self) -> int:
         """How many valid versions have been swapped in (0: none yet)."""
         return self._version
+
+    @property
+    def revision(self) -> str | None:
+        """ "sha256:" and the digest of the policy file's bytes as the version in service read
+        them (a decision server reports it with every answer); None before the first."""
+        return self._revision
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
@@ -224,6 +231,7 @@ class PolicyStore:
             self._watched = watched
             self._fingerprint = fingerprint
             self._serving = (policy, Resolver(policy))
+            self._revision = "sha256:" + seen.get(str(self.path), _MISSING)
             self._current = policy
             self._version += 1
             self._errors = ()

@@ -134,6 +134,14 @@ def run_context(facts: PayloadFacts, options: HostOptions) -> RunContext:
 def _decide(
     call: HostCall, facts: PayloadFacts, policy: CompiledPolicy, options: HostOptions
 ) -> Decided:
+    return decide_call(call, run_context(facts, options), policy, options.refusal_detail)
+
+
+def decide_call(
+    call: HostCall, context: RunContext, policy: CompiledPolicy, level: str = "layer"
+) -> Decided:
+    """One call decided in a run context: what a hook event and a decision server's
+    `/v1/decide` both ask. An unknown tool raises `BadPayload` (PC181)."""
     from ...pipeline.resolve import resolve
 
     inventory = policy.default_tools()
@@ -148,10 +156,10 @@ def _decide(
                 "(a tool policyctl does not know is refused: add it to the policy's catalog)",
                 "PC181",
             )
-    res = resolve(policy, run_context(facts, options), inventory, require_tools=False)
+    res = resolve(policy, context, inventory, require_tools=False)
     if tool not in res.allowed:
-        return removed(res, tool, call.host_tool, options.refusal_detail)
-    return call_decision(res, tool, call.host_tool, call.arguments, options.refusal_detail)
+        return removed(res, tool, call.host_tool, level)
+    return call_decision(res, tool, call.host_tool, call.arguments, level)
 
 
 def removed(res: Resolution, tool: str, shown: str, level: str) -> Decided:
