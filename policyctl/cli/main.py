@@ -36,6 +36,7 @@ SUBCOMMANDS = {
     "fmt": "fmt",
     "import": "import_cmd",
     "hook": "hook",
+    "report": "htmlreport",
 }
 
 
