@@ -104,6 +104,8 @@ def _run_data(policy: CompiledPolicy, res: Resolution, tools: Sequence[str]) -> 
                     "label": b.label,
                     "kind": b.kind,
                     "entry": b.entry,
+                    "expandedFrom": b.expanded_from,
+                    "writtenAs": b.written_as,
                     "scope": b.scope,
                     "source": _source(b.source),
                 }

@@ -67,7 +67,7 @@
       tr.appendChild(el("td", null, s.n));
       const every = [], some = [], none = [];
       s.counts.forEach((c, t) => (c === s.n ? every : c ? some : none).push(tools[t].name));
-      for (const list of [every, some, none]) tr.appendChild(el("td", null, list.join(", ") || "\u2014"));
+      for (const list of [every, some, none]) tr.appendChild(el("td", null, list.join(", ") || "(none)"));
       body.appendChild(tr);
     }
   })();
@@ -301,7 +301,10 @@
       lines.push(tool + ": REMOVED at " + (b.stage === 0 ? "construction" : "layer " + b.stage) + " (" + b.label + ")");
       r.blockers.forEach((x, i) => {
         if (i) lines.push("  also removed at " + (x.stage === 0 ? "construction" : "layer " + x.stage) + " (" + x.label + ")");
-        if (x.kind === "deny") lines.push('  rule:  deny entry "' + x.entry + '"');
+        if (x.kind === "deny") {
+          const written = x.writtenAs && x.writtenAs !== x.entry ? ', written "' + x.writtenAs + '"' : "";
+          lines.push('  rule:  deny entry "' + x.entry + '"' + (x.expandedFrom ? " (expands to " + tool + ")" : "") + written);
+        }
         else if (x.kind === "allow") lines.push("  rule:  not matched by the allow list " + x.scope);
         else lines.push("  rule:  " + x.kind);
         if (x.source) lines.push("  where: " + x.source);
