@@ -9,6 +9,7 @@ report stays a few megabytes. Nothing here renders: `policyctl.htmlreport` does.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -90,33 +91,51 @@ def _source(source: object) -> str | None:
     return None if source is None else str(source)
 
 
-def _run_data(policy: CompiledPolicy, res: Resolution, tools: Sequence[str]) -> dict[str, Any]:
-    ruled = ruled_tools(res) if policy.has_call_rules else set()
-    removals: dict[str, Any] = {}
-    for tool in tools:
-        if res.is_allowed(tool) or res.removal(tool) is None:
-            continue
-        decision = decide_tool(res, tool, policy)
-        removals[tool] = {
-            "blockers": [
-                {
-                    "stage": b.stage,
-                    "label": b.label,
-                    "kind": b.kind,
-                    "entry": b.entry,
-                    "expandedFrom": b.expanded_from,
-                    "writtenAs": b.written_as,
-                    "scope": b.scope,
-                    "source": _source(b.source),
-                }
-                for b in decision.blockers
-            ],
-            "fixes": list(decision.fixes),
-        }
+class Interner:
+    """Equal values stored once: thousands of runs share a few hundred layer traces, removal
+    explanations and rows of cells, so each run is a handful of indexes into these tables."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, list[Any]] = {}
+        self._index: dict[str, dict[str, int]] = {}
+
+    def add(self, table: str, value: Any) -> int:
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"))
+        index = self._index.setdefault(table, {})
+        found = index.get(key)
+        if found is None:
+            rows = self.tables.setdefault(table, [])
+            found = index[key] = len(rows)
+            rows.append(value)
+        return found
+
+
+def _removal(policy: CompiledPolicy, res: Resolution, tool: str) -> dict[str, Any]:
+    decision = decide_tool(res, tool, policy)
+    return {
+        "blockers": [
+            {
+                "stage": b.stage,
+                "label": b.label,
+                "kind": b.kind,
+                "entry": b.entry,
+                "expandedFrom": b.expanded_from,
+                "writtenAs": b.written_as,
+                "scope": b.scope,
+                "source": _source(b.source),
+            }
+            for b in decision.blockers
+        ],
+        "fixes": list(decision.fixes),
+    }
+
+
+def _calls(res: Resolution, tools: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     calls: dict[str, list[dict[str, Any]]] = {}
+    wanted = set(tools)
     for layer in res.call_layers:
         for tool, rules in layer.tools.items():
-            if tool not in tools or not res.is_allowed(tool):
+            if tool not in wanted or not res.is_allowed(tool):
                 continue
             calls.setdefault(tool, []).append(
                 {
@@ -130,9 +149,45 @@ def _run_data(policy: CompiledPolicy, res: Resolution, tools: Sequence[str]) -> 
                     else rules.call_default.name.lower(),
                 }
             )
-    return {
-        "cells": [cell_code(res, t, ruled) for t in tools],
-        "layers": [
+    return calls
+
+
+def explained(
+    policy: CompiledPolicy, res: Resolution, tool: str, memo: dict[object, dict[str, Any]]
+) -> dict[str, Any]:
+    """`_removal`, once per distinct question: the blockers and fixes of a tool depend on the
+    policies the run's layers apply (shared objects, so identity is equality, as in
+    `matrixwalk.run_key`), its first removal and the agent, sandbox mode and provider the fix
+    texts name. Ten thousand runs ask a few hundred distinct questions."""
+    ctx = res.context
+    key = (
+        tool,
+        res.removal(tool),
+        tuple((p.stage, id(p.policy), p.skip_reason, p.label, p.detail) for p in res.plans),
+        ctx.agent,
+        ctx.sandbox_mode,
+        ctx.sandboxed,
+        ctx.provider,
+    )
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _removal(policy, res, tool)
+    return found
+
+
+def _run_data(
+    policy: CompiledPolicy,
+    res: Resolution,
+    tools: Sequence[str],
+    shared: Interner,
+    memo: dict[object, dict[str, Any]],
+) -> list[int]:
+    """A run as four indexes: its cells, its trail's layers, its removals (one per tool, or
+    null for a tool it keeps) and its call rules."""
+    ruled = ruled_tools(res) if policy.has_call_rules else set()
+    layers = [
+        shared.add(
+            "layer",
             {
                 "stage": t.stage,
                 "label": t.label,
@@ -140,25 +195,40 @@ def _run_data(policy: CompiledPolicy, res: Resolution, tools: Sequence[str]) -> 
                 "skip": t.skip_reason,
                 "removed": list(t.removed),
                 "detail": t.detail,
-            }
-            for t in res.layers
-        ],
-        "removals": removals,
-        "calls": calls,
-    }
+            },
+        )
+        for t in res.layers
+    ]
+    removals = [
+        None
+        if res.is_allowed(tool) or res.removal(tool) is None
+        else shared.add("removal", explained(policy, res, tool, memo))
+        for tool in tools
+    ]
+    return [
+        shared.add("cellSet", [cell_code(res, t, ruled) for t in tools]),
+        shared.add("layerSet", layers),
+        shared.add("removalSet", removals),
+        shared.add("callSet", _calls(res, tools)),
+    ]
 
 
 class RunTable:
     """One policy's distinct runs over a list of contexts: each context's run index."""
 
-    def __init__(self, policy: CompiledPolicy, tools: Sequence[str]) -> None:
+    def __init__(self, policy: CompiledPolicy, tools: Sequence[str], shared: Interner) -> None:
         self.policy = policy
         self.tools = list(tools)
+        self.shared = shared
         self._resolver = resolver_for(policy)
         self._gated = gated_tools(policy)
         self._index: dict[tuple[object, ...], int] = {}
         self._keep: list[object] = []  # the plans a key names stay alive (see matrixwalk)
-        self.runs: list[dict[str, Any]] = []
+        self._memo: dict[object, dict[str, Any]] = {}
+        self.runs: list[list[int]] = []
+
+    def resolve(self, cell: MatrixContext) -> Resolution:
+        return self._resolver.resolve_in(self.policy, cell.context, None, False)
 
     def add(self, cell: MatrixContext) -> tuple[int, Facts]:
         facts, plans = self._resolver.run_plan(cell.context)
@@ -166,9 +236,10 @@ class RunTable:
         key = run_key(facts, plans, self._gated)
         found = self._index.get(key)
         if found is None:
-            res = self._resolver.resolve_in(self.policy, cell.context, None, False)
             found = self._index[key] = len(self.runs)
-            self.runs.append(_run_data(self.policy, res, self.tools))
+            self.runs.append(
+                _run_data(self.policy, self.resolve(cell), self.tools, self.shared, self._memo)
+            )
         return found, facts
 
 
@@ -226,8 +297,9 @@ def report_data(
         tools += [
             {"name": n, "section": "(removed from the inventory)"} for n in names[len(tools) :]
         ]
-    new_runs = RunTable(policy, names)
-    old_runs = RunTable(old, names) if old is not None else None
+    shared = Interner()
+    new_runs = RunTable(policy, names, shared)
+    old_runs = RunTable(old, names, shared) if old is not None else None
     rows: list[list[Any]] = []
     for cell in cells:
         run, facts = new_runs.add(cell)
@@ -246,6 +318,7 @@ def report_data(
         "legend": _legend(),
         "contexts": rows,
         "runs": new_runs.runs,
+        "tables": shared.tables,
     }
     if old is not None and old_runs is not None:
         from .call_diff import RuleDiff
@@ -254,8 +327,7 @@ def report_data(
         data["oldRuns"] = old_runs.runs
         rule_diff = RuleDiff()
         for cell in cells:
-            before = old_runs._resolver.resolve_in(old, cell.context, None, False)
-            after = new_runs._resolver.resolve_in(policy, cell.context, None, False)
+            before, after = old_runs.resolve(cell), new_runs.resolve(cell)
             rule_diff.add(cell.label, before, after)
         data["callRuleChanges"] = [c.to_json() for c in rule_diff.changes()]
     return data

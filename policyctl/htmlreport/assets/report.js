@@ -48,8 +48,18 @@
   if (DIFF) $("tab-changes").hidden = false;
 
   // -- summary: per agent, every / some / no contexts --------------------------------------
-  function cellsOf(row) { return D.runs[row[RUN]].cells; }
-  function oldCellsOf(row) { return D.oldRuns[row[OLD_RUN]].cells; }
+  // a run is four indexes into the shared tables: cells, layers, removals, call rules
+  const T = D.tables;
+  for (const name of ["cellSet", "layerSet", "layer", "removalSet", "removal", "callSet"]) T[name] = T[name] || [];
+  function cellsOf(row) { return T.cellSet[D.runs[row[RUN]][0]]; }
+  function oldCellsOf(row) { return T.cellSet[D.oldRuns[row[OLD_RUN]][0]]; }
+  function runOf(list, i) {
+    const r = list[i];
+    const removals = {};
+    T.removalSet[r[2]].forEach((k, t) => { if (k !== null) removals[tools[t].name] = T.removal[k]; });
+    return { cells: T.cellSet[r[0]], layers: T.layerSet[r[1]].map((k) => T.layer[k]),
+             removals, calls: T.callSet[r[3]] };
+  }
   (function summary() {
     const byAgent = new Map();
     for (const row of D.contexts) {
@@ -343,10 +353,10 @@
     box.textContent = "";
     box.appendChild(el("p", "ctx", line.row[F.label]));
     if (DIFF) {
-      explainRun(box, "new: " + D.policy, D.runs[line.row[RUN]], t);
-      explainRun(box, "old: " + D.old, D.oldRuns[line.row[OLD_RUN]], t);
+      explainRun(box, "new: " + D.policy, runOf(D.runs, line.row[RUN]), t);
+      explainRun(box, "old: " + D.old, runOf(D.oldRuns, line.row[OLD_RUN]), t);
     } else {
-      explainRun(box, tools[t].name, D.runs[line.row[RUN]], t);
+      explainRun(box, tools[t].name, runOf(D.runs, line.row[RUN]), t);
     }
   }
 
@@ -372,7 +382,7 @@
     const count = new Map();
     D.contexts.forEach((row) => count.set(row[RUN], (count.get(row[RUN]) || 0) + 1));
     D.runs.forEach((run, r) => {
-      for (const [tool, list] of Object.entries(run.calls)) {
+      for (const [tool, list] of Object.entries(T.callSet[run[3]])) {
         for (const c of list) {
           const key = JSON.stringify([tool, c]);
           if (!seen.has(key)) seen.set(key, { tool, c, n: 0 });
@@ -429,5 +439,6 @@
   $("f-tool").addEventListener("input", applyFilters);
   $("f-differs").addEventListener("change", applyFilters);
   applyFilters();
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
   document.body.dataset.ready = "1";
 })();
