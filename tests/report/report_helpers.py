@@ -19,6 +19,14 @@ EXAMPLE_POLICIES = sorted(
 ALLOWED = ("ok", "ok+")
 
 
+def shown(path: Path) -> str:
+    """A policy's path as an operator types it: relative to the working folder when inside."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def cli(*argv: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
