@@ -261,3 +261,40 @@ def test_diff_view_highlights_gains_and_call_rule_widenings(
     page.click("#tab-changes")
     changes = page.inner_text("#rule-changes")
     assert "widen" in changes and "sudo" in changes
+
+
+def test_the_page_asks_the_network_for_nothing(browser: Any, reports: dict[str, Path]) -> None:
+    context = browser.new_context()
+    page = context.new_page()
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    open_report(page, reports["team.yaml"])
+    page.locator("#grid-rows .row .cell").first.click()
+    context.close()
+    assert asked == [reports["team.yaml"].as_uri()]
+
+
+def test_light_and_dark_mode(browser: Any, reports: dict[str, Path]) -> None:
+    colours = {}
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme)
+        page = context.new_page()
+        open_report(page, reports["team.yaml"])
+        colours[scheme] = page.evaluate(
+            "[getComputedStyle(document.body).backgroundColor,"
+            " getComputedStyle(document.body).color]"
+        )
+        context.close()
+    assert colours["light"] != colours["dark"]
+    assert colours["light"][0] == "rgb(255, 255, 255)"
+
+
+def test_enter_on_a_group_row_closes_and_opens_it(page: Any, reports: dict[str, Path]) -> None:
+    open_report(page, reports["team.yaml"])
+    page.focus("#grid")
+    page.keyboard.press("Control+Home")  # the first line: the first agent's group
+    page.keyboard.press("Enter")
+    first = page.locator("#grid-rows .grp").first
+    assert first.get_attribute("aria-expanded") == "false"
+    page.keyboard.press("Enter")
+    assert page.locator("#grid-rows .grp").first.get_attribute("aria-expanded") == "true"
