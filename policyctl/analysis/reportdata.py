@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 from ..compile.layers import LAYERS
 from ..explain.tool import decide_tool
 from ..pipeline.resolve import resolver_for
-from .matrix import SENDER_KINDS, Dimensions, MatrixContext, main_session_key
+from .matrix import (
+    SENDER_KINDS,
+    Dimensions,
+    MatrixContext,
+    baseline_cell,
+    main_session_key,
+    matrix_context,
+)
 from .matrixwalk import gated_tools, run_key
 
 if TYPE_CHECKING:
@@ -308,6 +315,12 @@ def report_data(
         if old_runs is not None:
             row.append(old_runs.add(cell)[0])
         rows.append(row)
+    # each agent's baseline run (no provider, no channel, the main session, an anonymous
+    # sender, not the owner, a user turn): what "only contexts where something differs"
+    # compares with, present even when the sample left its row out
+    baselines = [
+        [agent, new_runs.add(matrix_context(baseline_cell(agent)))[0]] for agent in dims[0].agents
+    ]
     data: dict[str, Any] = {
         "format": 1,
         "policy": name,
@@ -318,6 +331,7 @@ def report_data(
         "legend": _legend(),
         "contexts": rows,
         "runs": new_runs.runs,
+        "baselines": baselines,
         "tables": shared.tables,
     }
     if old is not None and old_runs is not None:

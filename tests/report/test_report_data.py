@@ -115,3 +115,19 @@ def test_a_sampled_report_says_so(tmp_path: Path) -> None:
     page = target.read_text(encoding="utf-8")
     data = json.loads(page.split('id="report-data">', 1)[1].split("</script>", 1)[0])
     assert data["sampled"] is True and len(data["contexts"]) == 50
+
+
+def test_baselines_are_the_agents_plainest_runs_even_when_sampled() -> None:
+    chatbot = EXAMPLES / "chatbot.yaml"
+    data = report_data(load_policy(chatbot), str(chatbot), max_contexts=50)
+    code, out = cli(
+        "matrix", str(chatbot), "--changed-only", "--format", "json", "--max-contexts", "50"
+    )
+    assert code == 0
+    rows = json.loads(out)["rows"]
+    expected = {
+        r["fields"]["agent"]: list(r["cells"].values()) for r in rows[: len(data["baselines"])]
+    }
+    cell_sets = data["tables"]["cellSet"]
+    found = {agent: cell_sets[data["runs"][run][0]] for agent, run in data["baselines"]}
+    assert found == expected

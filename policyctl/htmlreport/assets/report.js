@@ -96,9 +96,9 @@
   }
   if (DIFF) $("f-differs-text").textContent = "only contexts that gain or lose a tool";
 
-  // the agent's baseline run (its first row: no provider, no channel, main session)
-  const baseline = new Map();
-  for (const row of D.contexts) if (!baseline.has(row[F.agent])) baseline.set(row[F.agent], row);
+  // each agent's baseline run (no provider, no channel, main session, anonymous, not the
+  // owner, a user turn), the reference of "only contexts where something differs"
+  const baseline = new Map(D.baselines.map(([agent, run]) => [agent, T.cellSet[D.runs[run][0]]]));
 
   let rows = [];        // the filtered context rows
   let cols = [];        // the tool indexes shown
@@ -108,7 +108,7 @@
 
   function differs(row, cs) {
     const a = cellsOf(row);
-    const b = DIFF ? oldCellsOf(row) : cellsOf(baseline.get(row[F.agent]));
+    const b = DIFF ? oldCellsOf(row) : baseline.get(row[F.agent]);
     for (const t of cs) if (a[t] !== b[t]) return true;
     return false;
   }
@@ -382,6 +382,7 @@
     const count = new Map();
     D.contexts.forEach((row) => count.set(row[RUN], (count.get(row[RUN]) || 0) + 1));
     D.runs.forEach((run, r) => {
+      if (!count.has(r)) return;  // a run no shown context has (an agent's baseline, sampled out)
       for (const [tool, list] of Object.entries(T.callSet[run[3]])) {
         for (const c of list) {
           const key = JSON.stringify([tool, c]);
