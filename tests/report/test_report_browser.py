@@ -178,8 +178,10 @@ def test_summary_lists_every_agent(page: Any, reports: dict[str, Path]) -> None:
     _, text = cli("matrix", str(TEAM), "--summary", "--max-contexts", "100000")
     coder = text.split("agent coder (", 1)[1].split("agent ", 1)[0]
     every = coder.split("every:", 1)[1].split("some:", 1)[0].split()
-    row = page.locator("#summary-table tbody tr").nth(1).locator("td").nth(1).inner_text()
-    assert row.split() == every
+    cells = page.locator("#summary-table tbody tr").nth(1).locator("td")
+    assert cells.nth(1).inner_text().split() == every
+    some = coder.split("some:", 1)[1].split("none:", 1)[0].split()
+    assert cells.nth(2).inner_text().split() == some  # with the counts, as `--summary` has them
 
 
 def test_call_rules_table(page: Any, reports: dict[str, Path]) -> None:

@@ -76,7 +76,11 @@
       tr.appendChild(el("th", null, agent));
       tr.appendChild(el("td", null, s.n));
       const every = [], some = [], none = [];
-      s.counts.forEach((c, t) => (c === s.n ? every : c ? some : none).push(tools[t].name));
+      s.counts.forEach((c, t) => {
+        if (c === s.n) every.push(tools[t].name);
+        else if (c) some.push(tools[t].name + " (" + c + "/" + s.n + ")");
+        else none.push(tools[t].name);
+      });
       for (const list of [every, some, none]) tr.appendChild(el("td", null, list.join(", ") || "(none)"));
       body.appendChild(tr);
     }
