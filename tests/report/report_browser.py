@@ -23,8 +23,10 @@ def chromium_path() -> str:
     return wanted
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    # per module, not per session: Playwright's sync API keeps an event loop running in this
+    # thread while it is open, and every later test calling asyncio.run() would fail
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
