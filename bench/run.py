@@ -110,6 +110,16 @@ def main() -> None:
             "`bench/cli_startup.py`.",
             lambda: run("cli_startup.py", "--runs", "5" if args.quick else "20"),
         ),
+        (
+            "The HTML report of a large policy in chromium",
+            "`bench/bench_report.py`: open and filter a 30,000+ context report (target: about "
+            "two seconds each).",
+            lambda: (
+                "```text\n"
+                + run("bench_report.py", *(["--repeat", "1"] if args.quick else []))
+                + "\n```"
+            ),
+        ),
     ]
     for title, note, body in sections:
         # the table header of one-row sections is in the note, the row comes from the script

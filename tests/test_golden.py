@@ -79,6 +79,7 @@ CASES: dict[str, str] = {
     "diff-json-fail-on-widen": "diff examples/team.yaml tests/data/team-changed.yaml --format json --fail-on-widen",
     "diff-calls": "diff examples/team.yaml tests/data/team-changed.yaml --calls tests/data/calls.jsonl --workspace /srv/repo --home /home/dev --max-contexts 40 --fail-on-widen",
     "matrix-team-call-rules": "matrix examples/team.yaml --agent coder --tool exec --tool read --tool ls --changed-only --max-contexts 30",
+    "matrix-team-summary": "matrix examples/team.yaml --summary",
     # simulate
     "simulate-reviewer": "simulate examples/team.yaml --calls tests/data/session.jsonl --agent reviewer --provider openai",
     "simulate-call-rules": "simulate examples/team.yaml --calls tests/data/calls.jsonl --agent coder --provider openai --workspace /srv/repo --home /home/dev",

@@ -38,6 +38,7 @@ SUBCOMMANDS = {
     "hook": "hook",
     "gateway": "gateway",
     "serve": "serve",
+    "report": "htmlreport",
 }
 
 

@@ -54,6 +54,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--tool", action="append", metavar="NAME", help="only this tool's column (repeatable)"
     )
     p.add_argument(
+        "--summary",
+        action="store_true",
+        help="per agent, the tools it has in every, some or no context (fits 120 columns)",
+    )
+    p.add_argument(
         "--changed-only",
         action="store_true",
         help="only the rows that differ from their agent's baseline run (no provider, no "
@@ -135,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_contexts < 1:  # "0 shown" would read as a matrix with nothing to show
         print("policyctl matrix: --max-contexts must be >= 1", file=sys.stderr)
         return EXIT_USAGE
+    if args.summary and args.format != "text":
+        print("policyctl matrix: --summary is a text view; drop --format", file=sys.stderr)
+        return EXIT_USAGE
     policy = load_or_report(args.file)
     dims = Dimensions(policy, _agents(policy, args.agent))
     picked = dims.indexes(args.max_contexts)
@@ -142,11 +150,13 @@ def run(args: argparse.Namespace) -> int:
     tools = _tools(policy, [t.name for t in default_inventory(policy).tools], args.tool)
 
     call_rules: dict[str, dict[str, list[str]]] = {}
+    sandboxed: dict[str, bool] = {}
 
     def row(cell: MatrixContext) -> tuple[MatrixContext, list[str]]:
         res = resolve(policy, cell.context, require_tools=False)
         ruled = _call_rule_layers(res, tools) if policy.has_call_rules else {}
         cells = [_cell(res, t, ruled) for t in tools]
+        sandboxed[cell.label] = res.context.sandboxed
         if ruled:
             call_rules[cell.label] = ruled
         return cell, cells
@@ -162,7 +172,14 @@ def run(args: argparse.Namespace) -> int:
             if cell.label not in base_labels and cells != by_agent[cell.context.agent]
         ]
     table = [cells for _, cells in rows]
+    if args.summary:
+        from .matrixsummary import print_summary
+
+        print_summary(dims.total, len(rows), sampled, tools, rows)
+        return EXIT_OK
     if args.format == "json":
+        from ..analysis.reportdata import context_fields
+
         out = {
             "contexts": dims.total,
             "shown": len(rows),
@@ -172,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
             "rows": [
                 {
                     "context": cell.label,
+                    # the same context as fields a tool can filter on (the label is kept)
+                    "fields": context_fields(cell, sandboxed[cell.label]),
                     "cells": dict(zip(tools, cells, strict=True)),
                     # the layers whose call rules decide each allowed tool's calls
                     "callRules": call_rules.get(cell.label, {}),
