@@ -90,3 +90,27 @@ def test_explain_shows_how_the_line_was_understood() -> None:
     assert rm and rm[0]["decidedBy"]["decision"] == "deny"
     push = understood["commands"][0]
     assert push["written"][:3] == ["git", "-C", "."] and push["model"].startswith("commands/")
+
+
+GIT_IDIOM = """
+    tools:
+      allow: ["exec(git *)", "exec(echo *)"]
+      ask: ["exec(git push *)"]
+      deny: ["exec(rm *)", "write(.git/)"]
+"""
+
+
+def test_a_git_setting_written_to_configuration_is_decided_as_what_it_runs() -> None:
+    # git runs a written setting in every later git command, this call's or another's
+    assert _verdict(GIT_IDIOM, "git config alias.zz '!rm x'") == "deny"
+    assert _verdict(GIT_IDIOM, "git config --global alias.p push") == "ask"
+    assert _verdict(GIT_IDIOM, "git config -f x.cfg core.pager 'rm -rf /'") == "deny"
+    assert _verdict(GIT_IDIOM, "git config user.name 'A B'") == "allow"  # a safe setting
+    assert _verdict(GIT_IDIOM, "git config --get alias.zz") == "allow"  # a read
+    assert _verdict(GIT_IDIOM, "git config get alias.zz") == "allow"
+    assert _verdict(GIT_IDIOM, "git config frob.x y") == "deny"  # may run code: callDefault
+    # a safe section renamed to `alias` runs what it held
+    assert _verdict(GIT_IDIOM, "git config --rename-section user alias") == "deny"
+    assert _verdict(GIT_IDIOM, "git config rename-section user alias") == "deny"
+    # the configuration file written directly is a write: the write rules decide it
+    assert _verdict(GIT_IDIOM, "echo '[alias] zz = !rm x' >> .git/config") == "deny"

@@ -384,14 +384,41 @@ def _subcommand(
         return words, False
     canonical = words if index == 1 else (words[0], *words[index:])
     sub_word = words[index]
+    if sub_word is not None and sub_word in spec.unanalysable:
+        items.append(Problem(spec.unanalysable[sub_word], ctx.text))
+        return canonical, True
     sub = spec.subcommands.get(sub_word) if sub_word is not None else None
     if sub is None:
-        if spec.other_subcommands == "unanalysable":
+        if spec.other_subcommands == "setting":
+            _setting(spec, words, index, ctx, items)
+        elif spec.other_subcommands == "unanalysable":
             shown = "<?>" if sub_word is None else sub_word
             items.append(Problem(f"{spec.name}: subcommand {shown} has no model", ctx.text))
         return canonical, False
     _, problem = _read(sub, words, index + 1, ctx, items)
     return canonical, problem
+
+
+def _setting(spec: CommandSpec, words: Words, index: int, ctx: _Context, items: list[Item]) -> None:
+    """`NAME VALUE` written to git's configuration (`git config alias.x '!cmd'`): git runs a
+    code-running setting in every later git command, this call's or another's, so writing it
+    is decided as running it, like `git -c NAME=VALUE`. `NAME` alone reads."""
+    name, rest = words[index], words[index + 1 :]
+    if not rest:
+        return
+    if name is None or rest[0] is None:
+        items.append(Problem(f"{spec.name}: a setting that is an expansion", ctx.text))
+        return
+    if any(word is None or word[:1] == "-" for word in rest[1:]):
+        # options may follow the name; one there could change which word is the value
+        items.append(Problem(f"{spec.name}: an option after the setting's name", ctx.text))
+        return
+    scripts = setting_scripts(ctx.catalog.git_config, f"{name}={rest[0]}", False)
+    if isinstance(scripts, str):
+        items.append(Problem(scripts, ctx.text))
+        return
+    for script in scripts:
+        items.extend(ctx.recurse(script, ctx.depth + 1))
 
 
 def _payload(

@@ -76,7 +76,8 @@ class CommandRow(_Strict):
         [], description="Options that change the directory the payload runs in (`env -C`)."
     )
     unanalysable: dict[str, str] = Field(
-        {}, description="Option -> why its presence makes the line unanalysable."
+        {},
+        description="Option (or subcommand) -> why its presence makes the line unanalysable.",
     )
     opaque: dict[str, str] = Field(
         {},
@@ -128,10 +129,11 @@ class CommandRow(_Strict):
     subcommands: dict[str, CommandRow] = Field(
         {}, description="Subcommand -> its own model (its options are read after it)."
     )
-    other_subcommands: Literal["plain", "unanalysable"] = Field(
+    other_subcommands: Literal["plain", "unanalysable", "setting"] = Field(
         "plain",
-        description="What a subcommand not listed is: `plain` (decided by its words) or "
-        "`unanalysable`.",
+        description="What a subcommand not listed is: `plain` (decided by its words), "
+        "`unanalysable`, or `setting`: the words are a git setting's `NAME VALUE` (`git config "
+        "alias.x '!cmd'`), decided like `git -c NAME=VALUE`.",
     )
     config: list[str] = Field(
         [],

@@ -19,11 +19,6 @@ from policyctl.callrules import Effect
 
 CAUSES: dict[str, tuple[str, str]] = {
     # name: (the lines it covers, why policyctl gets them wrong today)
-    "git-config-written": (
-        r"\bgit\s+config\s+alias\.",
-        "a line that writes git configuration (`git config alias.x '!cmd'`) and then runs "
-        "git: configuration from files is not seen, even when the same line wrote it",
-    ),
 }
 
 _COMPILED = {name: re.compile(pattern) for name, (pattern, _) in CAUSES.items()}
@@ -74,8 +69,11 @@ CASES: tuple[Case, ...] = (
     Case("git clone --upload-pack='rm x' . ../c", "rm-denied", D, None),
     Case("git rebase --exec 'rm x' HEAD~1", "git-push-asks", D, None),
     Case("git rebase -x 'rm x' HEAD~1", "rm-denied", D, None),
-    # git-config-written
-    Case("git config alias.zz '!rm x' && git zz", "git-push-asks", D, "git-config-written"),
+    # found as git-config-written; writing a setting is decided like `git -c NAME=VALUE`
+    Case("git config alias.zz '!rm x' && git zz", "git-push-asks", D, None),
+    Case("git config --local alias.zz '!rm x'; git zz", "rm-denied", D, None),
+    Case("git config user.zz '!rm x' && git config --rename-section user alias && git zz",
+         "git-push-asks", D, None),
     # found as unknown-runner; the command catalog decides it now
     Case("setpriv --inh-caps=-all rm x", "rm-denied", D, None),
     Case("setpriv --reuid=0 rm x", "rm-denied", D, None),
