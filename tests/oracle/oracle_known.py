@@ -72,8 +72,12 @@ CASES: tuple[Case, ...] = (
     # found as git-config-written; writing a setting is decided like `git -c NAME=VALUE`
     Case("git config alias.zz '!rm x' && git zz", "git-push-asks", D, None),
     Case("git config --local alias.zz '!rm x'; git zz", "rm-denied", D, None),
-    Case("git config user.zz '!rm x' && git config --rename-section user alias && git zz",
-         "git-push-asks", D, None),
+    Case(
+        "git config user.zz '!rm x' && git config --rename-section user alias && git zz",
+        "git-push-asks",
+        D,
+        None,
+    ),
     # found as unknown-runner; the command catalog decides it now
     Case("setpriv --inh-caps=-all rm x", "rm-denied", D, None),
     Case("setpriv --reuid=0 rm x", "rm-denied", D, None),
