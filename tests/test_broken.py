@@ -108,4 +108,6 @@ def test_every_validate_code_has_a_broken_policy() -> None:
     importer |= {"PC461", "PC462"}  # OpenClaw's Slack channel maps: tests/test_import_slack.py
     # `policyctl gateway`: tests/gateway/ (PC503, an upstream's refused listing, is only logged)
     hooks |= {f"PC{n}" for n in range(500, 505)}
+    # `policyctl serve`: its requests, sources and settings (tests/server/)
+    hooks |= {f"PC{n}" for n in range(520, 531)}
     assert set(CODES) - runtime_only - callrules_checks - importer - hooks == covered
