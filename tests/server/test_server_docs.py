@@ -28,7 +28,7 @@ def curl_examples() -> list[tuple[str, dict[str, object], dict[str, object]]]:
 
 def test_the_setup_commands_are_the_ones_tested() -> None:
     assert "policyctl serve --policy examples/hosts-team.yaml\n" in DOC
-    assert "pip install 'policyctl[server]'" in DOC
+    assert "pip install '.[server]'" in DOC
 
 
 def test_the_documented_requests_get_the_documented_answers(tmp_path: Path) -> None:
