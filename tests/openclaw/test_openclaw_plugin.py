@@ -92,6 +92,9 @@ def test_a_real_server_decides_each_call(tmp_path: Path) -> None:
             "senderId": "U42",
             "senderIsOwner": True,
         }
+        # Code-mode exec runs JavaScript: it is asked about as its own tool, never as a shell line.
+        code_mode = call("exec", {"code": "await run('ls')"})
+        code_mode["event"]["toolKind"] = "code_mode_exec"
         results = drive(
             config,
             [
@@ -99,10 +102,12 @@ def test_a_real_server_decides_each_call(tmp_path: Path) -> None:
                 call("exec", {"command": "sudo rm -rf /srv"}, agentId="main"),
                 call("exec", {"command": "git push origin main"}, agentId="main"),
                 call("exec", {"command": "ls"}, agentId="reader", requester=requester),
+                code_mode,
+                call("exec", {"command": "ls"}, channelId="telegram"),
             ],
             tmp_path,
         )
-    allowed, denied, asked, by_agent = results
+    allowed, denied, asked, by_agent, code_mode_result, on_channel = results
     assert allowed is None
     assert denied == {
         "block": True,
@@ -117,9 +122,13 @@ def test_a_real_server_decides_each_call(tmp_path: Path) -> None:
     assert "block" not in asked
     assert by_agent["block"] is True
     assert "agents.entries.reader.tools.deny" in by_agent["blockReason"]
+    assert code_mode_result["block"] is True
+    assert '"code_mode_exec" is not a tool of catalog "openclaw"' in code_mode_result["blockReason"]
+    assert on_channel is None
     contexts = [
         json.loads(line)["context"] for line in log.read_text(encoding="utf-8").splitlines()
     ]
+    assert contexts[5] == {"channel": "telegram", "provider": "anthropic", "home": str(tmp_path)}
     assert contexts[0] == {
         "agent": "main",
         "sessionKey": "agent:main:main",
