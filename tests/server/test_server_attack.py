@@ -68,3 +68,19 @@ def test_a_body_sent_a_byte_at_a_time_is_cut_off_on_every_route(tmp_path: Path) 
         # the hook route's answer to it is a refusal with status 200 (Claude Code's contract)
         seconds, answer = _slow_body(url, "/v1/hooks/claude-code")
         assert answer.startswith(b"HTTP/1.1 200") and b'"deny"' in answer, answer
+
+
+@pytest.mark.parametrize("key", ["agnet", "Agent", "sessionKey", "agent "])
+def test_an_authzen_subject_property_policyctl_does_not_know_is_not_a_wider_run(key: str) -> None:
+    """`agent: explore` has no Bash; the same request with the field misspelt was decided as
+    a run without an agent, which has it."""
+    subject = {"type": "agent_run", "id": "", "properties": {key: "explore"}}
+    body = {
+        "subject": subject,
+        "action": {"name": "call_tool"},
+        "resource": {"type": "tool", "id": "Bash", "properties": {"arguments": {"command": "ls"}}},
+    }
+    r = client().post("/access/v1/evaluation", json=body)
+    assert r.status_code == 200, r.text
+    assert r.json()["decision"] is False
+    assert "not a run context field" in r.json()["context"]["error"]["message"]

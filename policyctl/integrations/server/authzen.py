@@ -14,6 +14,7 @@ are checked strictly, and a request missing what the specification requires is a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,6 +87,12 @@ def read_evaluation(item: dict[str, Any], where: str) -> Evaluation:
         return Evaluation(name, None, f'resource type "{resource_type[:100]}" is not "tool"')
     if name not in ACTIONS:
         return Evaluation(name, None, f'action "{name[:100]}" is not call_tool or list_tools')
+    unknown = [k for k in props if k not in CONTEXT_FIELDS]
+    if unknown:
+        # the properties are policyctl's run context, not the specification's extension
+        # point: a misspelt field (`agnet`) left out would decide for a wider run
+        shown = json.dumps(unknown[0][:100], ensure_ascii=True)
+        return Evaluation(name, None, f"subject property {shown} is not a run context field")
     run = {k: props[k] for k in CONTEXT_FIELDS if k in props}
     if session:
         run["sessionKey"] = session
