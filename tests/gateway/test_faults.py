@@ -160,3 +160,16 @@ def test_an_upstream_error_message_cannot_write_lines_into_the_refusal(setup: Se
     assert result.is_error and "PC502" in text, text
     assert "\n" not in text and "\x1b" not in text and "\r" not in text, text
     assert "boom" in text
+
+
+def test_a_call_that_cannot_be_logged_never_reaches_the_server(setup: Setup) -> None:
+    """`--log` that cannot be written: the call was forwarded and only its log line lost."""
+    setup.log.mkdir()  # a directory: appending to it fails
+
+    async def go() -> types.CallToolResult:
+        async with Client(stdio_params(setup)) as client:
+            return await client.call_tool("rec__exec", {"command": "ls"})
+
+    result = run(go)
+    assert result.is_error and "PC529" in _text(result), _text(result)
+    assert setup.records() == []
