@@ -84,3 +84,20 @@ def test_an_authzen_subject_property_policyctl_does_not_know_is_not_a_wider_run(
     assert r.status_code == 200, r.text
     assert r.json()["decision"] is False
     assert "not a run context field" in r.json()["context"]["error"]["message"]
+
+
+def test_an_authzen_list_tools_decision_is_logged_or_refused(tmp_path: Path) -> None:
+    """`list_tools` answered `true` without a decision log line; like every decision it is
+    logged, and a log that cannot take the line turns the `true` into `false`."""
+    body = {
+        "subject": {"type": "agent_run", "id": "", "properties": {}},
+        "action": {"name": "list_tools"},
+        "resource": {"type": "tool", "id": "Bash"},
+    }
+    log = tmp_path / "decisions.jsonl"
+    assert client(decision_log=str(log)).post("/access/v1/evaluation", json=body).json()["decision"]
+    assert '"kind":"list_tools"' in log.read_text()
+    unwritable = tmp_path / "a-directory"
+    unwritable.mkdir()
+    r = client(decision_log=str(unwritable)).post("/access/v1/evaluation", json=body)
+    assert r.json()["decision"] is False and r.json()["context"]["code"] == "PC529"

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from .decide import Answer, decide
-from .requests import ApiError, DecideRequest, parse_json, validated
+from .decide import Answer, decide, new_decision_id
+from .requests import ApiError, DecideRequest, context_json, parse_json, validated
 from .state import Snapshot
 
 if TYPE_CHECKING:
@@ -133,7 +133,19 @@ def evaluate(
         gone = res.removal(alias)
         if gone is not None:
             context.update(layer=gone.label, entry=gone.entry)
-        return {"decision": allowed, "context": context}, None
+        # logged like every decision, so an unloggable `true` is turned into a refusal too
+        record = {
+            "decisionId": new_decision_id(),
+            "kind": "list_tools",
+            "revision": snap.revision,
+            "context": context_json(req.context),
+            "tool": req.tool,
+            "verdict": context["verdict"],
+            "layer": context.get("layer"),
+            "entry": context.get("entry"),
+        }
+        verdict = {"verdict": context["verdict"], "layer": context.get("layer")}
+        return {"decision": allowed, "context": context}, Answer(verdict, record)
     answer = decide(snap, ev.request, log_arguments)
     body = answer.body
     context = {k: body[k] for k in ("decisionId", "revision", "verdict", "reason") if k in body}
