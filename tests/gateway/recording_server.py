@@ -54,6 +54,15 @@ def huge(size: int) -> str:
     return "x" * size
 
 
+@server.tool()
+def fail(message: str) -> str:
+    """Answer the call with a protocol error whose message is `message` (recorded)."""
+    from mcp.shared.exceptions import MCPError
+
+    _record("fail", {"message": message})
+    raise MCPError(code=-32000, message=message)
+
+
 @server.resource("notes://secret")
 def secret() -> str:
     """A resource the gateway blocks unless the server's switch passes it."""

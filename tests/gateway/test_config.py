@@ -37,6 +37,10 @@ def test_without_the_extra_the_error_names_it(setup: Setup) -> None:
         ('{"mcpServers": {"a": {"command": "x", "url": "http://h"}}}', 'either "command"'),
         ('{"mcpServers": {"a": {"command": "x", "policyctl": {"resources": "yes"}}}}', '"pass"'),
         ('{"mcpServers": {"a": {"commnd": "x"}}}', "unknown key 'commnd'"),
+        # two servers whose tools share one `<server>__` prefix: which one's tool a name
+        # such as `gh__x` means (and so which rules apply) would depend on which is up
+        ('{"mcpServers": {"gh": {"command": "x"}, "GH": {"command": "y"}}}', "same tool names"),
+        ('{"mcpServers": {"a.b": {"command": "x"}, "a-b": {"command": "y"}}}', "same tool names"),
     ],
 )
 def test_a_bad_servers_file_is_named(setup: Setup, servers: str, expected: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...context import RunContext
-from ...names import mcp_server_problem
+from ...names import mcp_server_part, mcp_server_problem
 
 #: the most a servers or clients file may hold; both are a few hundred bytes in practice
 MAX_FILE_BYTES = 1024 * 1024
@@ -84,11 +84,22 @@ def load_servers(path: str) -> list[ServerSpec]:
             "PC500", f'{path}: expected {{"mcpServers": {{NAME: {{"command": ...}}}}}}'
         )
     out: list[ServerSpec] = []
+    #: each server's `<server>` part of its tools' names, as rules match it
+    parts: dict[str, str] = {}
     for name, entry in servers.items():
         where = f"{path}: mcpServers.{name}"
         problem = mcp_server_problem(name)
         if problem:
             raise GatewayConfigError("PC500", f"{where}: the name {problem}; rename the server")
+        other = parts.setdefault(mcp_server_part(name), name)
+        if other != name:
+            # one prefix for two servers: `gh__x` would name the first one's `x` while it is
+            # up and the second one's while it is down, moving rules between them
+            raise GatewayConfigError(
+                "PC500",
+                f"{where}: its tools get the same tool names as those of {other!r} "
+                f"(`{mcp_server_part(name)}__...`); rename one of the servers",
+            )
         if not isinstance(entry, dict):
             raise GatewayConfigError("PC500", f"{where} must be an object")
         known = {"command", "args", "env", "cwd", "url", "headers", "type", "policyctl"}

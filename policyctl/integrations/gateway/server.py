@@ -11,6 +11,7 @@ arguments hashed unless `log_arguments`) with the time the decision and the call
 from __future__ import annotations
 
 import hmac
+import os
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -186,6 +187,9 @@ class Gateway:
         if decided.verdict != ALLOW:
             self._log(record, started, final=DENY)
             return _error(reason)
+        problem = self._log_unwritable()
+        if problem is not None:  # a call that cannot be logged is not made (as `serve` does)
+            return _error(f"policyctl gateway (PC529): {problem}")
         tool = self.tools.get(name)
         upstream = next((u for u in self.upstreams if tool and u.name == tool.server), None)
         if tool is None or upstream is None:
@@ -218,6 +222,18 @@ class Gateway:
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return self.pending.open(name, arguments, text)
         return await approval.ask_over_back_channel(ctx, text, self.options.approval_timeout)
+
+    def _log_unwritable(self) -> str | None:
+        """Why the log cannot take a line, or None. The line is written after the call (it
+        holds the call's time), so the file is opened for appending before the call is made."""
+        path = self.options.log
+        if path is None:
+            return None
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        except OSError as exc:
+            return f"the decision log {path} cannot be written ({exc.strerror})"
+        return None
 
     def _log(self, record: dict[str, Any], started: float, **more: Any) -> None:
         if self.options.log is None:

@@ -26,6 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from ...escape import printable_line
 from .config import ServerSpec
 
 log = logging.getLogger("policyctl.gateway")
@@ -33,6 +34,8 @@ log = logging.getLogger("policyctl.gateway")
 MAX_BACKOFF = 30.0
 FIRST_BACKOFF = 0.25
 MAX_NAME_CHARS = 128
+#: characters of an upstream failure quoted in a refusal or a log line
+MAX_MESSAGE_CHARS = 1000
 
 
 _LIST_CHANGED = (
@@ -48,7 +51,14 @@ def _wire(model: Any) -> dict[str, Any]:
 
 
 class UpstreamUnavailable(Exception):
-    """The upstream could not answer the call (down, crashed mid-call, timed out)."""
+    """The upstream could not answer the call (down, crashed mid-call, timed out).
+
+    Its text quotes what the upstream said and goes into the agent's refusal and the logs:
+    made one printable line here, so an upstream cannot write lines of its own (a forged
+    verdict, terminal escapes) into either."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable_line(message)[:MAX_MESSAGE_CHARS])
 
 
 class Upstream:
@@ -262,4 +272,4 @@ def _describe(exc: BaseException) -> str:
     if isinstance(group, tuple) and group:
         return "; ".join(_describe(e) for e in group[:3])
     text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:500]
+    return printable_line(f"{type(exc).__name__}: {text}")[:500]

@@ -14,6 +14,7 @@ are checked strictly, and a request missing what the specification requires is a
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from .decide import Answer, decide
-from .requests import ApiError, DecideRequest, parse_json, validated
+from .decide import Answer, decide, new_decision_id
+from .requests import ApiError, DecideRequest, context_json, parse_json, validated
 from .state import Snapshot
 
 if TYPE_CHECKING:
@@ -86,6 +87,12 @@ def read_evaluation(item: dict[str, Any], where: str) -> Evaluation:
         return Evaluation(name, None, f'resource type "{resource_type[:100]}" is not "tool"')
     if name not in ACTIONS:
         return Evaluation(name, None, f'action "{name[:100]}" is not call_tool or list_tools')
+    unknown = [k for k in props if k not in CONTEXT_FIELDS]
+    if unknown:
+        # the properties are policyctl's run context, not the specification's extension
+        # point: a misspelt field (`agnet`) left out would decide for a wider run
+        shown = json.dumps(unknown[0][:100], ensure_ascii=True)
+        return Evaluation(name, None, f"subject property {shown} is not a run context field")
     run = {k: props[k] for k in CONTEXT_FIELDS if k in props}
     if session:
         run["sessionKey"] = session
@@ -126,7 +133,19 @@ def evaluate(
         gone = res.removal(alias)
         if gone is not None:
             context.update(layer=gone.label, entry=gone.entry)
-        return {"decision": allowed, "context": context}, None
+        # logged like every decision, so an unloggable `true` is turned into a refusal too
+        record = {
+            "decisionId": new_decision_id(),
+            "kind": "list_tools",
+            "revision": snap.revision,
+            "context": context_json(req.context),
+            "tool": req.tool,
+            "verdict": context["verdict"],
+            "layer": context.get("layer"),
+            "entry": context.get("entry"),
+        }
+        verdict = {"verdict": context["verdict"], "layer": context.get("layer")}
+        return {"decision": allowed, "context": context}, Answer(verdict, record)
     answer = decide(snap, ev.request, log_arguments)
     body = answer.body
     context = {k: body[k] for k in ("decisionId", "revision", "verdict", "reason") if k in body}

@@ -12,6 +12,7 @@ proceed when an `http` hook answers a non-2xx status, times out or cannot be rea
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +75,14 @@ def hook_route(server: Server) -> Callable[[Request], Any]:
             known = ", ".join(HOSTS)
             body = {"error": {"code": "PC526", "message": f"no host {name!r} (known: {known})"}}
             return Response(json.dumps(body), 404, media_type="application/json")
-        reply = await _reply(server, request, host)
+        # the body's arrival counts against the time cap too: a client trickling bytes would
+        # otherwise hold a connection (and a worker's share) for as long as it likes
+        limit = server.config.request_timeout + 1
+        try:
+            reply = await asyncio.wait_for(_reply(server, request, host), limit)
+        except (asyncio.TimeoutError, TimeoutError):
+            server.metrics.errors.labels("PC525").inc()
+            reply = failure(host, "PC184", f"no answer within {limit:g} s", None)
         if "verdict" in reply.record:
             server.metrics.decided(str(reply.record["verdict"]), reply.record.get("layer"))
         headers = {"X-Policyctl-Exit-Code": str(reply.exit_code)}

@@ -67,9 +67,22 @@ class BatchRequest(StrictModel):
     items: list[DecideRequest] = Field(min_length=1, max_length=MAX_BATCH)
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are unique. A key given twice is refused: parsers disagree on
+    which one counts, so a proxy or PEP in front of the server could act on a call other
+    than the one decided."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            shown = json.dumps(key[:100], ensure_ascii=True)
+            raise ApiError(400, "PC521", f"the body gives the key {shown} twice in one object")
+        out[key] = value
+    return out
+
+
 def parse_json(raw: bytes) -> Any:
     try:
-        return json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
     except UnicodeDecodeError as exc:
         raise ApiError(400, "PC521", f"the body is not UTF-8 (byte {exc.start})") from None
     except json.JSONDecodeError as exc:
