@@ -162,3 +162,18 @@ def test_a_pinned_pre_commit_rev_is_a_tag_that_exists_or_a_commit() -> None:
     if git("rev-parse", "--is-shallow-repository") == "false\n":  # a full clone has them all
         for rev in commits:
             assert git("cat-file", "-e", f"{rev}^{{commit}}") is not None, f"no commit {rev}"
+
+
+def test_every_command_has_a_row_in_the_cli_table() -> None:
+    # docs/cli.md opens with the table of commands: each subcommand `policyctl --help` lists
+    # (hook, gateway, serve and report included) is found there, so none is learnt by accident
+    from policyctl.cli.main import build_parser
+
+    parser = build_parser()
+    commands = next(
+        a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"
+    ).choices
+    cli = (DOCS / "cli.md").read_text(encoding="utf-8")
+    table = cli.split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (?:`|<code>)policyctl ([a-z-]+)", table, flags=re.MULTILINE)
+    assert set(commands) - set(rows) == set()

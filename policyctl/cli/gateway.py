@@ -117,6 +117,8 @@ def run_gateway(args: argparse.Namespace) -> int:
             raise GatewayConfigError("PC504", "--clients and --token-file need --listen")
     except GatewayConfigError as exc:
         raise UsageError(str(exc)) from None
+    if args.log is not None:
+        _check_log(args.log)
     store = PolicyStore(args.policy)
     if store.current is None:
         shown = "; ".join(str(d) for d in store.errors[:5])
@@ -142,6 +144,20 @@ def run_gateway(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+def _check_log(path: str) -> None:
+    """Refuse a decision log that cannot be appended to before serving: otherwise every call
+    would be served while its record is lost."""
+    import os
+
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+    except OSError as exc:
+        raise UsageError(
+            f"the decision log {path} cannot be written ({exc.strerror}): give --log a file "
+            "in a directory that exists and that policyctl may write"
+        ) from None
 
 
 def _context(data: Any) -> RunContext:

@@ -56,3 +56,13 @@ def test_a_short_or_shared_token_is_refused(setup: Setup) -> None:
     (setup.root / "clients.json").write_text(json.dumps(clients))
     out = _gateway(setup, "--listen", "127.0.0.1:1", "--clients", "clients.json")
     assert out.returncode == 2 and "PC501" in out.stderr and "16" in out.stderr
+
+
+@pytest.mark.parametrize("log", ["missing-dir/decisions.jsonl", "."])
+def test_a_decision_log_that_cannot_be_written_stops_the_start(setup: Setup, log: str) -> None:
+    # docs/gateway.md: `--log FILE` appends one line per call; a log that cannot be written
+    # would record nothing while the gateway serves, so it is refused before serving
+    out = _gateway(setup, "--log", log)
+    assert out.returncode == 2, out
+    assert f"the decision log {log} cannot be written" in out.stderr
+    assert "Traceback" not in out.stderr

@@ -11,6 +11,7 @@ arguments hashed unless `log_arguments`) with the time the decision and the call
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 import time
 import weakref
@@ -32,6 +33,8 @@ from . import approval
 from .config import ClientEntry, ServerSpec
 from .decide import Exposed, PolicyStore, decide, exposed_tools, visible
 from .upstream import Upstream, UpstreamUnavailable
+
+_LOG = logging.getLogger("policyctl.gateway")
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +242,10 @@ class Gateway:
         if self.options.log is None:
             return
         record.update(more, totalMs=round((time.perf_counter() - started) * 1000, 3))
-        append_record(self.options.log, record)
+        problem = append_record(self.options.log, record)
+        if problem is not None:
+            # checked at start; a disk that fills or a file removed later is said, not hidden
+            _LOG.warning("%s", problem)
 
     # -- resources and prompts: passed for the servers whose switch says so -------------
 
