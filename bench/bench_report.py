@@ -9,7 +9,8 @@ with a wildcard group. `policyctl report` writes the page; Debian's chromium (Pl
 `executable_path`, never a downloaded browser) opens it from file://.
 
 Printed, each the median of `--repeat` runs in a fresh page:
-- write: `policyctl report` (compile, matrix, every distinct run explained, the page);
+- write: `policyctl report` (compile, matrix, every distinct run explained, the page), its
+  time, the page's size and the process's peak resident memory;
 - open: navigation start to the page's data parsed and the summary drawn (`data-ready`);
 - matrix: the matrix tab drawn (filters applied, only the rows in view);
 - filter agent / tool / differs: one filter changed, the stats and the rows in view redrawn;
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -109,6 +111,8 @@ def main() -> None:
             check=True, cwd=ROOT,
         )  # fmt: skip
         write_s = time.perf_counter() - t0
+        # the only child so far: its peak resident set is the report writer's
+        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         size_mb = report.stat().st_size / 1e6
         figures: dict[str, list[float]] = {}
         with sync_playwright() as pw:
@@ -147,7 +151,7 @@ def main() -> None:
     with open("/proc/loadavg", encoding="ascii") as load:
         loadavg = " ".join(load.read().split()[:3])
     print(f"report of {contexts} contexts x {tools} tools ({args.agents} agents); load {loadavg}")
-    print(f"write (policyctl report): {write_s:.1f} s, {size_mb:.1f} MB")
+    print(f"write (policyctl report): {write_s:.1f} s, {size_mb:.1f} MB, peak {peak_mb:.0f} MB")
     for name, values in figures.items():
         print(f"{name:>15}: {statistics.median(values):7.0f} ms (runs: "
               + ", ".join(f"{v:.0f}" for v in values) + ")")  # fmt: skip

@@ -159,27 +159,36 @@ def _calls(res: Resolution, tools: Sequence[str]) -> dict[str, list[dict[str, An
     return calls
 
 
-def explained(
-    policy: CompiledPolicy, res: Resolution, tool: str, memo: dict[object, dict[str, Any]]
-) -> dict[str, Any]:
-    """`_removal`, once per distinct question: the blockers and fixes of a tool depend on the
-    policies the run's layers apply (shared objects, so identity is equality, as in
-    `matrixwalk.run_key`), its first removal and the agent, sandbox mode and provider the fix
-    texts name. Ten thousand runs ask a few hundred distinct questions."""
-    ctx = res.context
-    key = (
-        tool,
-        res.removal(tool),
-        tuple((p.stage, id(p.policy), p.skip_reason, p.label, p.detail) for p in res.plans),
-        ctx.agent,
-        ctx.sandbox_mode,
-        ctx.sandboxed,
-        ctx.provider,
-    )
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = _removal(policy, res, tool)
-    return found
+class RemovalMemo:
+    """Each distinct removal question explained once, as its index in the interned
+    `removal` table. The blockers and fixes of a tool depend on the policies the run's
+    layers apply (shared objects, so identity is equality, as in `matrixwalk.run_key`), its
+    first removal and the agent, sandbox mode and provider the fix texts name. Ten thousand
+    runs ask a few hundred distinct questions; the key is a few small values per run and
+    tool, so the memo stays small when nearly every sampled run is distinct."""
+
+    def __init__(self, policy: CompiledPolicy, shared: Interner) -> None:
+        self.policy, self.shared = policy, shared
+        self._runs: dict[object, int] = {}  # the part of a key that depends on the run only
+        self._found: dict[tuple[object, ...], int] = {}
+
+    def run_id(self, res: Resolution) -> int:
+        ctx = res.context
+        key = (
+            tuple((p.stage, id(p.policy), p.skip_reason, p.label, p.detail) for p in res.plans),
+            ctx.agent,
+            ctx.sandbox_mode,
+            ctx.sandboxed,
+            ctx.provider,
+        )
+        return self._runs.setdefault(key, len(self._runs))
+
+    def index(self, res: Resolution, run: int, tool: str) -> int:
+        key = (run, tool, res.removal(tool))
+        found = self._found.get(key)
+        if found is None:
+            found = self._found[key] = self.shared.add("removal", _removal(self.policy, res, tool))
+        return found
 
 
 def _run_data(
@@ -187,7 +196,7 @@ def _run_data(
     res: Resolution,
     tools: Sequence[str],
     shared: Interner,
-    memo: dict[object, dict[str, Any]],
+    memo: RemovalMemo,
 ) -> list[int]:
     """A run as four indexes: its cells, its trail's layers, its removals (one per tool, or
     null for a tool it keeps) and its call rules."""
@@ -206,10 +215,9 @@ def _run_data(
         )
         for t in res.layers
     ]
+    run = memo.run_id(res)
     removals = [
-        None
-        if res.is_allowed(tool) or res.removal(tool) is None
-        else shared.add("removal", explained(policy, res, tool, memo))
+        None if res.is_allowed(tool) or res.removal(tool) is None else memo.index(res, run, tool)
         for tool in tools
     ]
     return [
@@ -231,7 +239,7 @@ class RunTable:
         self._gated = gated_tools(policy)
         self._index: dict[tuple[object, ...], int] = {}
         self._keep: list[object] = []  # the plans a key names stay alive (see matrixwalk)
-        self._memo: dict[object, dict[str, Any]] = {}
+        self._memo = RemovalMemo(policy, shared)
         self.runs: list[list[int]] = []
 
     def resolve(self, cell: MatrixContext) -> Resolution:
