@@ -163,13 +163,18 @@ def test_an_upstream_error_message_cannot_write_lines_into_the_refusal(setup: Se
 
 
 def test_a_call_that_cannot_be_logged_never_reaches_the_server(setup: Setup) -> None:
-    """`--log` that cannot be written: the call was forwarded and only its log line lost."""
-    setup.log.mkdir()  # a directory: appending to it fails
+    """A log that could be written at start and cannot be later (a file replaced by a
+    directory, a disk gone): the call is refused, not made without its record."""
 
     async def go() -> types.CallToolResult:
         async with Client(stdio_params(setup)) as client:
-            return await client.call_tool("rec__exec", {"command": "ls"})
+            assert (await client.call_tool("rec__exec", {"command": "ls"})).is_error is False
+            made = len(setup.records())
+            setup.log.unlink()
+            setup.log.mkdir()  # a directory now: appending to it fails
+            refused = await client.call_tool("rec__exec", {"command": "ls"})
+            assert len(setup.records()) == made
+            return refused
 
     result = run(go)
     assert result.is_error and "PC529" in _text(result), _text(result)
-    assert setup.records() == []
