@@ -7,11 +7,14 @@ the SDK; either way memory stays bounded and the gateway keeps serving.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import logging
+import os
+import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -37,10 +40,11 @@ def is_loopback(host: str) -> bool:
 
 
 class CappedLines:
-    """Lines of a binary stream, each at most `cap` bytes, decoded as UTF-8."""
+    """Lines of a byte stream, each at most `cap` bytes, decoded as UTF-8; `read` returns the
+    next chunk (b"" at the end)."""
 
-    def __init__(self, raw: Any, cap: int = MAX_MESSAGE_BYTES) -> None:
-        self.raw, self.cap = raw, cap
+    def __init__(self, read: Callable[[], Awaitable[bytes]], cap: int = MAX_MESSAGE_BYTES) -> None:
+        self.read, self.cap = read, cap
 
     def __aiter__(self) -> AsyncIterator[str]:
         return self._lines()
@@ -48,7 +52,7 @@ class CappedLines:
     async def _lines(self) -> AsyncIterator[str]:
         buffer, dropping = b"", False
         while True:
-            chunk = await anyio.to_thread.run_sync(self.raw.read1, _CHUNK)
+            chunk = await self.read()
             if not chunk:
                 return
             buffer += chunk
@@ -66,15 +70,81 @@ class CappedLines:
                 buffer = b""
 
 
+class PipeWriter:
+    """The write side the SDK's stdio transport expects (`write`, `flush`), on an event-loop
+    pipe: no worker thread per message, which is most of what a call through the gateway
+    costs when stdout is a thread-wrapped file."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.writer = writer
+
+    async def write(self, text: str) -> None:
+        if self.writer.is_closing():
+            raise anyio.ClosedResourceError
+        self.writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self.writer.drain()
+
+
+def _wire(fd: int, divert: int) -> int:
+    """A private duplicate of `fd` to serve the wire from; `fd` itself is pointed at `divert`,
+    so a stray print (or a child that inherits it) cannot write into the protocol."""
+    import fcntl  # POSIX only, like the pipes this serves
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(divert, fd)
+    return private
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+async def _pipe_streams() -> tuple[CappedLines, PipeWriter] | None:
+    """stdin and stdout as event-loop pipes, when both are pipes or sockets (as when a client
+    starts the gateway); None otherwise (a terminal or a file: the SDK's threads serve it)."""
+    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
+        return None
+    loop = asyncio.get_running_loop()
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        stdin_fd = _wire(0, null)
+    finally:
+        os.close(null)
+    stdout_fd = _wire(1, 2)
+    reader = asyncio.StreamReader(limit=_CHUNK)
+    await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(stdin_fd, "rb", buffering=0)
+    )
+    protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())
+    transport, _ = await loop.connect_write_pipe(
+        lambda: protocol, os.fdopen(stdout_fd, "wb", buffering=0)
+    )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return CappedLines(lambda: reader.read(_CHUNK)), PipeWriter(writer)
+
+
 async def run_stdio(gateway: Gateway) -> None:
     from mcp.server.stdio import stdio_server
 
     options = gateway.server.create_initialization_options(NotificationOptions(tools_changed=True))
-    stdin = CappedLines(sys.stdin.buffer)
+    pipes = await _pipe_streams()
     async with anyio.create_task_group() as tg:
         await gateway.serve_background(tg)
-        async with stdio_server(stdin=stdin) as (read, write):  # type: ignore[arg-type]
-            await gateway.server.run(read, write, options)
+        if pipes is not None:
+            stdin, stdout = pipes
+            async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):  # type: ignore[arg-type]
+                await gateway.server.run(read, write, options)
+        else:
+            raw: Any = sys.stdin.buffer
+            lines = CappedLines(lambda: anyio.to_thread.run_sync(raw.read1, _CHUNK))
+            async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+                await gateway.server.run(read, write, options)
         tg.cancel_scope.cancel()
 
 
