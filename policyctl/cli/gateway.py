@@ -148,16 +148,14 @@ def run_gateway(args: argparse.Namespace) -> int:
 
 def _check_log(path: str) -> None:
     """Refuse a decision log that cannot be appended to before serving: otherwise every call
-    would be served while its record is lost."""
-    import os
+    would be refused (PC529) while the gateway looks healthy."""
+    from ..integrations.hosts.decisionlog import log_unwritable
 
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
-    except OSError as exc:
+    problem = log_unwritable(path)
+    if problem is not None:
         raise UsageError(
-            f"the decision log {path} cannot be written ({exc.strerror}): give --log a file "
-            "in a directory that exists and that policyctl may write"
-        ) from None
+            f"{problem}: give --log a file in a directory that exists and that policyctl may write"
+        )
 
 
 def _context(data: Any) -> RunContext:

@@ -134,6 +134,16 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.max_body_bytes < 1024 or args.request_timeout <= 0:
         raise UsageError("--max-body-bytes must be >= 1024 and --request-timeout > 0")
+    if args.decision_log not in (None, "-"):
+        from ..integrations.hosts.decisionlog import log_unwritable
+
+        # every decision would be refused (PC529) by a server that looks healthy
+        problem = log_unwritable(args.decision_log)
+        if problem is not None:
+            raise UsageError(
+                f"{problem}: give --decision-log a file in a directory that exists and that "
+                "policyctl may write, or - for stdout"
+            )
     from ..integrations.server.app import ServerConfig, build_app
     from ..integrations.server.metrics import Metrics
     from ..integrations.server.sources import is_url, open_source

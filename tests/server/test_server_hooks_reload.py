@@ -148,6 +148,16 @@ def test_serve_refuses_a_public_address_without_tokens(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("log", ["missing-dir/decisions.jsonl", "."])
+def test_serve_refuses_a_decision_log_it_cannot_write(log: str) -> None:
+    # docs/server.md: a log that cannot be written at start stops the start (every decision
+    # would otherwise be refused by a server that looks healthy)
+    done = serve("--decision-log", log)
+    assert done.returncode == 2, done
+    assert f"the decision log {log} cannot be written" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_serve_pulls_no_bundle_from_a_url_without_a_key() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "policyctl", "serve", "--policy", "http://127.0.0.1:9/b.json"],

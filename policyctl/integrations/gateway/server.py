@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hmac
 import logging
-import os
 import time
 import weakref
 from collections.abc import Mapping, Sequence
@@ -27,7 +26,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ... import __version__
 from ...context import RunContext
-from ..hosts.decisionlog import append_record, arguments_sha256
+from ..hosts.decisionlog import append_record, arguments_sha256, log_unwritable
 from ..hosts.handler import ALLOW, ASK, DENY, Decided
 from . import approval
 from .config import ClientEntry, ServerSpec
@@ -229,14 +228,7 @@ class Gateway:
     def _log_unwritable(self) -> str | None:
         """Why the log cannot take a line, or None. The line is written after the call (it
         holds the call's time), so the file is opened for appending before the call is made."""
-        path = self.options.log
-        if path is None:
-            return None
-        try:
-            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
-        except OSError as exc:
-            return f"the decision log {path} cannot be written ({exc.strerror})"
-        return None
+        return None if self.options.log is None else log_unwritable(self.options.log)
 
     def _log(self, record: dict[str, Any], started: float, **more: Any) -> None:
         if self.options.log is None:

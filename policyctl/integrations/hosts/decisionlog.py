@@ -32,6 +32,17 @@ def append_record(path: str, record: Mapping[str, Any]) -> str | None:
     return None
 
 
+def log_unwritable(path: str) -> str | None:
+    """Why the log at `path` cannot take a line, or None: checked before serving (a server
+    whose every record is lost should not start) and before a call whose record is written
+    after it."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+    except OSError as exc:
+        return f"the decision log {path} cannot be written ({exc.strerror})"
+    return None
+
+
 def arguments_sha256(arguments: Any) -> str:
     """The digest a record carries instead of the arguments: of their canonical JSON (sorted
     keys), so the same call always logs the same digest."""
