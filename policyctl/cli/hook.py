@@ -61,6 +61,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="how the host starts policyctl (default: policyctl)",
     )
     i.add_argument(
+        "--no-ask",
+        action="store_true",
+        help="add --no-ask to the command: for settings of headless runs, where an ask waits "
+        "for no one",
+    )
+    i.add_argument(
         "--no-warm",
         action="store_true",
         help="leave --warm out of the command (every call then starts the engine afresh)",
@@ -96,6 +102,12 @@ def _decide_flags(p: argparse.ArgumentParser) -> None:
         choices=["minimal", "layer", "full"],
         default="layer",
         help="what a reason says: nothing, the layer/entry/file:line:col, or all",
+    )
+    p.add_argument(
+        "--no-ask",
+        action="store_true",
+        help="no one can answer an ask in this run (a headless or CI run): refuse the call, "
+        "saying approval is needed, instead of asking",
     )
     p.add_argument("--log", metavar="FILE", help="append each decision as a JSON line")
     p.add_argument(
@@ -218,6 +230,7 @@ def decide_payload(
         refusal_detail=args.refusal_detail,
         revision=loaded.revision,
         log_arguments=args.log_arguments,
+        ask=not args.no_ask,
     )
     reply = handle(payload, loaded.policy, options)
     if args.log:
@@ -241,6 +254,7 @@ def run_install(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         command=args.hook_command,
         warm=not args.no_warm,
+        ask=not args.no_ask,
     )
 
 

@@ -84,6 +84,24 @@ def test_shapes_the_host_would_not_read_are_refused(bad: Any) -> None:
         merged(bad, HOSTS["claude-code"], "policyctl hook claude-code --policy p", 10)
 
 
+def test_no_ask_is_written_into_the_command_and_taken_back_by_a_later_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # docs/hosts.md: settings for headless runs, where an ask would wait for no one
+    monkeypatch.chdir(tmp_path)
+    settings = tmp_path / ".gemini" / "settings.json"
+    assert _install(tmp_path, "gemini-cli", "--no-ask") == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    commands = [
+        h["command"] for e in ("BeforeTool", "BeforeToolSelection") for h in hooks[e][-1]["hooks"]
+    ]
+    assert len(commands) == 2 and all(c.endswith(" --warm --no-ask") for c in commands)
+    assert _install(tmp_path, "gemini-cli") == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert [len(hooks[e]) for e in ("BeforeTool", "BeforeToolSelection")] == [1, 1]
+    assert "--no-ask" not in settings.read_text()
+
+
 def test_an_earlier_install_is_updated_in_place_not_duplicated() -> None:
     host = HOSTS["claude-code"]
     first = merged({}, host, "policyctl hook claude-code --policy /a.yaml", 10)

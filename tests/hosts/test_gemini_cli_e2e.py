@@ -155,3 +155,18 @@ def test_gemini_cli_headless_ask_waits_and_the_call_does_not_run(tmp_path: Path)
         {"ran": False, "run_ended": False},
         tmp_path,
     )
+
+
+def test_gemini_cli_headless_with_no_ask_refuses_and_the_run_ends(tmp_path: Path) -> None:
+    """`--no-ask` (docs/hosts.md) for headless runs: the ask rule's call is refused with a
+    reason that says approval is needed, and the run goes on instead of waiting."""
+    args = {"command": "touch asked2"}
+    hook = [*policyctl_hook("gemini-cli", tmp_path), "--no-ask"]
+    run = run_gemini(tmp_path, hook, "run_shell_command", args, "--yolo", timeout=ASK_WAIT)
+    assert not run.timed_out and run.returncode == 0, run.stderr[-2000:]
+    [exchange] = run.exchanges
+    assert _answer(exchange) == "deny"
+    assert not (run.workdir / "asked2").exists()
+    seen = "\n".join(run.model_saw)
+    assert "Tool execution blocked: policyctl: call needs approval" in seen, seen
+    assert "--no-ask: approval is needed" in seen, seen

@@ -41,6 +41,9 @@ class HostOptions:
     #: the policy's revision (a bundle's hash, a policy file's content hash) for the log
     revision: str | None = None
     log_arguments: bool = False
+    #: False when nobody can answer an ask in this run (a headless or CI run, `--no-ask`):
+    #: an ask is then refused, as for a host that cannot ask
+    ask: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,8 @@ def handle(payload: Any, policy: CompiledPolicy, options: HostOptions) -> HostRe
         if facts.event == host.call_event:
             call = read_call(payload, host)
             decided = _decide(call, facts, policy, options)
-            return _call_reply(host, decided, _record(options, facts, call, decided))
+            record = _record(options, facts, call, decided)
+            return HostReply(_render(host, decided, options.ask), "", 0, record)
         if host.list_event is not None and facts.event == host.list_event:
             return _list_reply(host, facts, policy, options)
         expected = " or ".join(e for e in (host.call_event, host.list_event) if e)
@@ -212,12 +216,16 @@ def call_decision(
 # -- replying ------------------------------------------------------------------------------
 
 
-def _render(host: Host, decided: Decided) -> str:
-    """The reply on stdout for a decided call, in the host's protocol."""
+def _render(host: Host, decided: Decided, ask: bool = True) -> str:
+    """The reply on stdout for a decided call, in the host's protocol; `ask` False: no one
+    can answer an ask in this run."""
     verdict, reason = decided.verdict, decided.reason
     if verdict == ASK and not host.can_ask:
         verdict = DENY
         reason = f"{reason} (this host cannot ask a person from a hook: approval is needed)"
+    elif verdict == ASK and not ask:
+        verdict = DENY
+        reason = f"{reason} (no one can answer in this run, --no-ask: approval is needed)"
     if verdict == ALLOW and not host.can_allow:
         return ""  # silence is the host's "no objection"
     if host.name == "gemini-cli":
@@ -231,10 +239,6 @@ def _render(host: Host, decided: Decided) -> str:
             }
         }
     )
-
-
-def _call_reply(host: Host, decided: Decided, record: dict[str, Any]) -> HostReply:
-    return HostReply(_render(host, decided), "", 0, record)
 
 
 def _selection(host: Host, names: list[str]) -> str:

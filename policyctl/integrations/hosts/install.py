@@ -54,18 +54,24 @@ def settings_path(host: Host, scope: str, explicit: str | None = None) -> Path:
 
 
 def hook_command(
-    host: Host, policy: str, command: str | None, timeout: float, warm: bool = True
+    host: Host,
+    policy: str,
+    command: str | None,
+    timeout: float,
+    warm: bool = True,
+    ask: bool = True,
 ) -> str:
     """The command line the host runs: policyctl found on PATH (else this interpreter with
-    `-m policyctl`), the host, the policy's absolute path, a timeout below the host's, and
-    `--warm` (a helper process keeps the policy in memory between calls) unless not wanted."""
+    `-m policyctl`), the host, the policy's absolute path, a timeout below the host's,
+    `--warm` (a helper process keeps the policy in memory between calls) unless not wanted,
+    and `--no-ask` for settings of runs where no one answers."""
     if command is None:
         found = shutil.which("policyctl")
         command = shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m policyctl"
     inner = max(1.0, timeout - 1)  # refuse (PC184) before the host gives up and proceeds
     return (
         f"{command} hook {host.name} --policy {shlex.quote(os.path.abspath(policy))} "
-        f"--timeout {inner:g}" + (" --warm" if warm else "")
+        f"--timeout {inner:g}" + (" --warm" if warm else "") + ("" if ask else " --no-ask")
     )
 
 
@@ -155,6 +161,7 @@ def install(
     timeout: float,
     command: str | None,
     warm: bool = True,
+    ask: bool = True,
 ) -> int:
     host = HOSTS[host_name]
     path = settings_path(host, scope, settings)
@@ -163,7 +170,7 @@ def install(
         return 2
     try:
         before_text, before = _read(path)
-        line = hook_command(host, policy, command, timeout, warm)
+        line = hook_command(host, policy, command, timeout, warm, ask)
         after = merged(before, host, line, timeout)
     except SettingsError as exc:
         where = f"{path}:{exc.where}" if exc.where else str(path)
