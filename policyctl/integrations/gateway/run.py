@@ -1,8 +1,9 @@
 """Running the gateway: over stdio (the client started it) or as a streamable-HTTP listener.
 
 Both read client messages with a cap (`MAX_MESSAGE_BYTES`): an oversized line on stdio is
-dropped up to its newline and answered as unparseable, an oversized HTTP body is refused by
-the SDK; either way memory stays bounded and the gateway keeps serving.
+dropped up to its newline and said on stderr (the SDK has no id to answer it with), an
+oversized HTTP body is refused by the SDK; either way memory stays bounded and the gateway
+keeps serving.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import socket
 import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -26,7 +28,7 @@ log = logging.getLogger("policyctl.gateway")
 
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 _CHUNK = 65536
-#: what an oversized line is replaced by: not JSON, so the client gets a parse error
+#: what an oversized line is replaced by: not JSON, so the SDK drops it as unparseable
 _OVERSIZED = "\x00policyctl: message larger than the gateway's cap\n"
 
 
@@ -54,6 +56,10 @@ class CappedLines:
         while True:
             chunk = await self.read()
             if not chunk:
+                # a last message without its newline is still a message, as the SDK's own
+                # stdio reads it; the rest of an oversized one is not
+                if buffer and not dropping:
+                    yield buffer.decode("utf-8", "replace") + "\n"
                 return
             buffer += chunk
             while b"\n" in buffer:
@@ -84,7 +90,12 @@ class PipeWriter:
         self.writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        await self.writer.drain()
+        try:
+            await self.writer.drain()
+        except ConnectionError as exc:
+            # the client is gone with answers still unread: the SDK's writer ends quietly on
+            # ClosedResourceError only, and the gateway would exit on a traceback
+            raise anyio.ClosedResourceError from exc
 
 
 def _wire(fd: int, divert: int) -> int:
@@ -95,6 +106,24 @@ def _wire(fd: int, divert: int) -> int:
     private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     os.dup2(divert, fd)
     return private
+
+
+def _same_file(a: int, b: int) -> bool:
+    first, second = os.fstat(a), os.fstat(b)
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+class _Outgoing(asyncio.StreamReaderProtocol):
+    """The write side of the wire; when the client hangs up on it, `on_lost` closes the read
+    side too: what the client sends after could be run but never answered."""
+
+    def __init__(self, on_lost: Callable[[], None]) -> None:
+        super().__init__(asyncio.StreamReader())
+        self.on_lost = on_lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.on_lost()
 
 
 def _is_pipe(fd: int) -> bool:
@@ -117,11 +146,19 @@ async def _pipe_streams() -> tuple[CappedLines, PipeWriter] | None:
     finally:
         os.close(null)
     stdout_fd = _wire(1, 2)
+    if stat.S_ISSOCK(os.fstat(stdin_fd).st_mode) and _same_file(stdin_fd, stdout_fd):
+        # one socket both ways (socat, inetd, systemd's socket activation): a write pipe
+        # transport takes the client's data arriving on it for a hang-up and stops writing,
+        # so one socket transport serves both directions
+        os.close(stdout_fd)
+        sock = socket.socket(fileno=stdin_fd)
+        reader, writer = await asyncio.open_connection(sock=sock, limit=_CHUNK)
+        return CappedLines(lambda: reader.read(_CHUNK)), PipeWriter(writer)
     reader = asyncio.StreamReader(limit=_CHUNK)
-    await loop.connect_read_pipe(
+    incoming, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(stdin_fd, "rb", buffering=0)
     )
-    protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader())
+    protocol = _Outgoing(incoming.close)
     transport, _ = await loop.connect_write_pipe(
         lambda: protocol, os.fdopen(stdout_fd, "wb", buffering=0)
     )
