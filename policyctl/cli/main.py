@@ -77,8 +77,26 @@ def refuse_pydantic_plugins() -> None:
     sys.modules[loader.__name__] = loader
 
 
+def _open_closed_streams() -> None:
+    """A process started with stdout or stderr closed gets None for it from Python. Writing
+    to it would fail at the first diagnostic, and a descriptor the next `open` took (a policy
+    file, a socket) would receive what children write to 1 or 2 (the gateway's upstream
+    servers log to stderr). So a closed one is opened on /dev/null, at its own number."""
+    import os
+
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, open(fd, "w", encoding="utf-8", errors="backslashreplace"))  # noqa: SIM115
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_pydantic_plugins()
+    _open_closed_streams()
     # Every character written goes through SafeStream, argparse's messages (which quote the
     # arguments) included: no input reaches the terminal raw.
     streams = sys.stdout, sys.stderr

@@ -147,3 +147,29 @@ def test_a_client_that_hangs_up_on_stdout_ends_the_gateway(setup: Setup) -> None
         assert code == 0 and "Traceback" not in err, err
     finally:
         proc.stdin.close()
+
+
+def test_a_gateway_started_with_stderr_closed_still_serves(setup: Setup) -> None:
+    """A client may start it with fd 2 closed: upstream servers get stderr as their error
+    log, so without an open fd 2 the first upstream start failed and the gateway died."""
+    proc = subprocess.Popen(
+        [sys.executable, *setup.gateway_args()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=setup.root,
+        env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+        preexec_fn=lambda: os.close(2),  # in the child, before exec
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(
+            _line(INIT) + _line(INITIALIZED) + _call(2, "rec__exec", {"command": "ls"})
+        )
+        proc.stdin.flush()
+        answers = {_reply(proc.stdout)["id"]: None for _ in range(2)}
+        assert set(answers) == {1, 2}
+        assert len(setup.records()) == 1  # the call reached the upstream server
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)
