@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,66 @@ def test_the_process_ends_with_the_commands_code_and_no_collection(
     )
     assert proc.returncode == code, proc.stderr
     assert proc.stdout.splitlines()[-1] == "collector False True"
+
+
+@pytest.fixture
+def warm_cache() -> Iterator[Path]:
+    """A cache directory whose warm helper is running (started, as a host would, by a first
+    call); the helper is stopped at the end. A short path: a socket's holds 108 bytes."""
+    import shutil
+    import tempfile
+    import time
+
+    cache = Path(tempfile.mkdtemp(prefix="pc-warm-")) / "c"
+    first = subprocess.run(
+        [*_HOOK, "--cache-dir", str(cache)], input=b"{}", cwd=ROOT, capture_output=True
+    )
+    assert first.returncode == 2, first.stderr
+    deadline = time.monotonic() + 20
+    while not list(cache.glob("warm-*.sock.pid")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pids = list(cache.glob("warm-*.sock.pid"))
+    assert pids, "the warm helper did not start"
+    time.sleep(0.2)  # the pid file is written just after the socket listens
+    try:
+        yield cache
+    finally:
+        import signal
+
+        os.kill(int(pids[0].read_text()), signal.SIGTERM)
+        shutil.rmtree(cache.parent, ignore_errors=True)
+
+
+_HOOK = [
+    sys.executable,
+    "-m",
+    "policyctl",
+    "hook",
+    "claude-code",
+    "--policy",
+    "examples/hosts-team.yaml",
+    "--warm",
+]
+
+
+@pytest.mark.parametrize("closed", [0, 1, 2])
+@pytest.mark.parametrize("warm", [False, True])
+def test_a_hook_started_with_a_stream_closed_still_refuses(
+    warm_cache: Path, closed: int, warm: bool
+) -> None:
+    """A hook whose stdin, stdout or stderr is closed at start refuses with the host's
+    blocking code (2): a crash would exit 1, which Claude Code reads as "proceed". The warm
+    client runs before `main`, so it must find the streams open as well."""
+    argv = [*_HOOK, "--cache-dir", str(warm_cache)] if warm else [*_HOOK, "--no-cache"]
+    proc = subprocess.run(
+        argv,
+        input=None if closed == 0 else b"not json",
+        stdin=subprocess.DEVNULL if closed == 0 else None,
+        cwd=ROOT,
+        capture_output=True,
+        preexec_fn=lambda: os.close(closed),  # in the child, before exec
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert b"Traceback" not in proc.stderr
+    if closed != 1:
+        assert b'"permissionDecision":"deny"' in proc.stdout

@@ -16,6 +16,9 @@ def run() -> None:
     import sys
 
     gc.disable()
+    from .streams import open_closed_streams
+
+    open_closed_streams()  # before the warm client, which reads and writes them too
     if len(sys.argv) > 2 and sys.argv[1] == "hook" and "--warm" in sys.argv:
         # a hook call served by the warm helper imports nothing of the engine
         from .hook_warm import answer_warm

@@ -15,6 +15,7 @@ from importlib import import_module
 from .. import __version__
 from .common import EXIT_USAGE, Reported, UsageError
 from .output import SafeStream
+from .streams import open_closed_streams
 
 #: commands whose standard output is a file's content, written unescaped (`fmt` and `import`
 #: print policies, `compile` a bundle, `schema` a JSON Schema, `hook` the reply a host parses)
@@ -77,26 +78,9 @@ def refuse_pydantic_plugins() -> None:
     sys.modules[loader.__name__] = loader
 
 
-def _open_closed_streams() -> None:
-    """A process started with stdout or stderr closed gets None for it from Python. Writing
-    to it would fail at the first diagnostic, and a descriptor the next `open` took (a policy
-    file, a socket) would receive what children write to 1 or 2 (the gateway's upstream
-    servers log to stderr). So a closed one is opened on /dev/null, at its own number."""
-    import os
-
-    for fd, name in ((1, "stdout"), (2, "stderr")):
-        if getattr(sys, name) is not None:
-            continue
-        null = os.open(os.devnull, os.O_WRONLY)
-        if null != fd:
-            os.dup2(null, fd)
-            os.close(null)
-        setattr(sys, name, open(fd, "w", encoding="utf-8", errors="backslashreplace"))  # noqa: SIM115
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_pydantic_plugins()
-    _open_closed_streams()
+    open_closed_streams()
     # Every character written goes through SafeStream, argparse's messages (which quote the
     # arguments) included: no input reaches the terminal raw.
     streams = sys.stdout, sys.stderr

@@ -59,3 +59,23 @@ def test_a_decision_that_cannot_be_logged_is_refused(tmp_path: Path) -> None:
         "resource": {"type": "tool", "id": "Bash", "properties": {"arguments": {"command": "ls"}}},
     }
     assert api.post("/access/v1/evaluation", json=evaluation).json()["decision"] is False
+
+
+def test_a_fifo_with_no_reader_is_refused_at_start_not_waited_on(tmp_path: Path) -> None:
+    """Opening a FIFO for writing blocks until a reader comes: `serve --decision-log FIFO`
+    hung before its first line, and a reader that left later held each decision's `open`.
+    The log is opened without blocking: no reader is an unwritable log, said at once."""
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "log.fifo"
+    os.mkfifo(fifo)
+    root = Path(__file__).resolve().parents[2]
+    argv = [sys.executable, "-m", "policyctl", "serve", "--policy", "examples/hosts-team.yaml"]
+    argv += ["--listen", "127.0.0.1:1", "--decision-log", str(fifo)]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "cannot be written" in proc.stderr, proc.stderr
+    api = client(decision_log=str(fifo))  # a reader gone after start: refused, not waited on
+    answer = api.post("/v1/decide", json=CALL).json()
+    assert answer["verdict"] == "deny" and answer["code"] == "PC529"

@@ -22,7 +22,7 @@ def append_record(path: str, record: Mapping[str, Any]) -> str | None:
     stamped = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **record}
     line = json.dumps(stamped, ensure_ascii=True, separators=(",", ":"), default=str) + "\n"
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = _open_for_append(path)
         try:
             os.write(fd, line.encode("ascii"))
         finally:
@@ -32,12 +32,24 @@ def append_record(path: str, record: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _open_for_append(path: str) -> int:
+    """`path` opened for appending (created 0600). Opened without blocking: a FIFO with no
+    reader would otherwise hold `open` for ever (a server that never starts, a gateway whose
+    event loop stops at its next call); it fails with ENXIO instead, as an unwritable log.
+    Writes then block again, as they would on stdout."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | nonblock, 0o600)
+    if nonblock:
+        os.set_blocking(fd, True)
+    return fd
+
+
 def log_unwritable(path: str) -> str | None:
     """Why the log at `path` cannot take a line, or None: checked before serving (a server
     whose every record is lost should not start) and before a call whose record is written
     after it."""
     try:
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        os.close(_open_for_append(path))
     except OSError as exc:
         return f"the decision log {path} cannot be written ({exc.strerror})"
     return None
