@@ -129,8 +129,10 @@ def test_codex_obeys_the_hook(case: Case, tmp_path: Path) -> None:
     assert exchange["stdin"]["tool_name"] == ("Bash" if case.call.text is None else "apply_patch")
     said = json.loads(exchange["stdout"]) if exchange["stdout"].strip() else {}
     assert said.get("hookSpecificOutput", {}).get("permissionDecision") == case.answered
-    logged = [d["verdict"] for d in decisions(tmp_path)]
-    assert logged == ([case.verdict] if case.verdict else [])
+    # the log keeps the policy's verdict, and an ask Codex was told as a deny says so
+    logged = [(d["verdict"], d.get("answered")) for d in decisions(tmp_path)]
+    told = "deny" if case.verdict == "ask" else None
+    assert logged == ([(case.verdict, told)] if case.verdict else [])
     # The decision held: the file exists exactly when the call ran.
     assert (run.workdir / case.creates).exists() is case.runs
     statuses = [

@@ -166,6 +166,8 @@ def test_gemini_cli_headless_with_no_ask_refuses_and_the_run_ends(tmp_path: Path
     assert not run.timed_out and run.returncode == 0, run.stderr[-2000:]
     [exchange] = run.exchanges
     assert _answer(exchange) == "deny"
+    # docs/hosts.md: the log keeps the policy's verdict and says what the host was told
+    assert [(d["verdict"], d.get("answered")) for d in decisions(tmp_path)] == [("ask", "deny")]
     assert not (run.workdir / "asked2").exists()
     seen = "\n".join(run.model_saw)
     assert "Tool execution blocked: policyctl: call needs approval" in seen, seen

@@ -76,6 +76,8 @@ def handle(payload: Any, policy: CompiledPolicy, options: HostOptions) -> HostRe
             call = read_call(payload, host)
             decided = _decide(call, facts, policy, options)
             record = _record(options, facts, call, decided)
+            if _ask_refused(host, decided, options.ask):
+                record["answered"] = DENY  # what the host was told, beside the policy's verdict
             return HostReply(_render(host, decided, options.ask), "", 0, record)
         if host.list_event is not None and facts.event == host.list_event:
             return _list_reply(host, facts, policy, options)
@@ -216,16 +218,23 @@ def call_decision(
 # -- replying ------------------------------------------------------------------------------
 
 
+def _ask_refused(host: Host, decided: Decided, ask: bool) -> str | None:
+    """Why an ask is answered as a refusal (the host cannot ask, or no one can answer in this
+    run: `ask` False), or None when it is not an ask or can be asked."""
+    if decided.verdict != ASK:
+        return None
+    if not host.can_ask:
+        return "this host cannot ask a person from a hook"
+    return None if ask else "no one can answer in this run, --no-ask"
+
+
 def _render(host: Host, decided: Decided, ask: bool = True) -> str:
     """The reply on stdout for a decided call, in the host's protocol; `ask` False: no one
     can answer an ask in this run."""
     verdict, reason = decided.verdict, decided.reason
-    if verdict == ASK and not host.can_ask:
-        verdict = DENY
-        reason = f"{reason} (this host cannot ask a person from a hook: approval is needed)"
-    elif verdict == ASK and not ask:
-        verdict = DENY
-        reason = f"{reason} (no one can answer in this run, --no-ask: approval is needed)"
+    why = _ask_refused(host, decided, ask)
+    if why is not None:
+        verdict, reason = DENY, f"{reason} ({why}: approval is needed)"
     if verdict == ALLOW and not host.can_allow:
         return ""  # silence is the host's "no objection"
     if host.name == "gemini-cli":
