@@ -170,6 +170,7 @@ class RemovalMemo:
     def __init__(self, policy: CompiledPolicy, shared: Interner) -> None:
         self.policy, self.shared = policy, shared
         self._runs: dict[object, int] = {}  # the part of a key that depends on the run only
+        self._keep: list[object] = []
         self._found: dict[tuple[object, ...], int] = {}
 
     def run_id(self, res: Resolution) -> int:
@@ -181,7 +182,11 @@ class RemovalMemo:
             ctx.sandboxed,
             ctx.provider,
         )
-        return self._runs.setdefault(key, len(self._runs))
+        found = self._runs.get(key)
+        if found is None:
+            found = self._runs[key] = len(self._runs)
+            self._keep.append(res.plans)  # the ids in the key stay theirs while the memo lives
+        return found
 
     def index(self, res: Resolution, run: int, tool: str) -> int:
         key = (run, tool, res.removal(tool))
