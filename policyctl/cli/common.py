@@ -271,5 +271,18 @@ def load_or_report(path: str) -> CompiledPolicy:
         raise Reported(EXIT_USAGE) from None
 
 
+def require_writable_log(path: str, flag: str, also: str = "") -> None:
+    """Refuse, before serving, a decision log that cannot be appended to: otherwise every
+    call would be refused (PC529) by a server that looks healthy."""
+    from ..integrations.hosts.decisionlog import log_unwritable
+
+    problem = log_unwritable(path)
+    if problem is not None:
+        raise UsageError(
+            f"{problem}: give {flag} a file in a directory that exists and that policyctl "
+            f"may write{also}"
+        )
+
+
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")

@@ -13,7 +13,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import UsageError, add_context_flags, subcommand
+from .common import UsageError, add_context_flags, require_writable_log, subcommand
 
 if TYPE_CHECKING:
     from ..context import RunContext
@@ -118,7 +118,7 @@ def run_gateway(args: argparse.Namespace) -> int:
     except GatewayConfigError as exc:
         raise UsageError(str(exc)) from None
     if args.log is not None:
-        _check_log(args.log)
+        require_writable_log(args.log, "--log")
     store = PolicyStore(args.policy)
     if store.current is None:
         shown = "; ".join(str(d) for d in store.errors[:5])
@@ -144,18 +144,6 @@ def run_gateway(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 0
     return 0
-
-
-def _check_log(path: str) -> None:
-    """Refuse a decision log that cannot be appended to before serving: otherwise every call
-    would be refused (PC529) while the gateway looks healthy."""
-    from ..integrations.hosts.decisionlog import log_unwritable
-
-    problem = log_unwritable(path)
-    if problem is not None:
-        raise UsageError(
-            f"{problem}: give --log a file in a directory that exists and that policyctl may write"
-        )
 
 
 def _context(data: Any) -> RunContext:

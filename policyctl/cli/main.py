@@ -15,7 +15,6 @@ from importlib import import_module
 from .. import __version__
 from .common import EXIT_USAGE, Reported, UsageError
 from .output import SafeStream
-from .streams import open_closed_streams
 
 #: commands whose standard output is a file's content, written unescaped (`fmt` and `import`
 #: print policies, `compile` a bundle, `schema` a JSON Schema, `hook` the reply a host parses)
@@ -80,7 +79,6 @@ def refuse_pydantic_plugins() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     refuse_pydantic_plugins()
-    open_closed_streams()
     # Every character written goes through SafeStream, argparse's messages (which quote the
     # arguments) included: no input reaches the terminal raw.
     streams = sys.stdout, sys.stderr

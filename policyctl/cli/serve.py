@@ -14,7 +14,7 @@ import stat
 import sys
 from typing import Any
 
-from .common import UsageError, subcommand
+from .common import UsageError, require_writable_log, subcommand
 
 HELP = "serve decisions over HTTP: /v1/decide, /v1/resolve, hook routes, AuthZEN, /metrics"
 EXAMPLE = """examples:
@@ -135,15 +135,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_body_bytes < 1024 or args.request_timeout <= 0:
         raise UsageError("--max-body-bytes must be >= 1024 and --request-timeout > 0")
     if args.decision_log not in (None, "-"):
-        from ..integrations.hosts.decisionlog import log_unwritable
-
-        # every decision would be refused (PC529) by a server that looks healthy
-        problem = log_unwritable(args.decision_log)
-        if problem is not None:
-            raise UsageError(
-                f"{problem}: give --decision-log a file in a directory that exists and that "
-                "policyctl may write, or - for stdout"
-            )
+        require_writable_log(args.decision_log, "--decision-log", ", or - for stdout")
     from ..integrations.server.app import ServerConfig, build_app
     from ..integrations.server.metrics import Metrics
     from ..integrations.server.sources import is_url, open_source

@@ -1,7 +1,8 @@
 """Standard streams for a process started with some of them closed.
 
-Kept apart from `main` so that the warm hook client (`hook_warm.answer_warm`, which runs
-before `main` and imports nothing of the engine) opens them too.
+Called once by `policyctl.cli.run`, the entry of every `policyctl` process, before the warm
+hook client (`hook_warm.answer_warm`, which runs before `main` and imports nothing of the
+engine) reads and writes them.
 """
 
 from __future__ import annotations

@@ -67,6 +67,18 @@ class Setup:
             *extra,
         ]
 
+    def start(self, stdin: Any, stdout: Any, stderr: Any, **more: Any) -> subprocess.Popen[bytes]:
+        """The gateway as a client starts it: a process on the streams given."""
+        return subprocess.Popen(
+            [sys.executable, *self.gateway_args()],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            cwd=self.root,
+            env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+            **more,
+        )
+
 
 def _tool(name: str) -> str:
     found = BIN / name

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -95,15 +94,7 @@ def test_an_upstream_killed_mid_call_is_a_tool_error_and_comes_back(setup: Setup
 def test_garbage_and_oversized_input_get_errors_and_the_gateway_keeps_serving(
     setup: Setup,
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.Popen(
-        [sys.executable, *setup.gateway_args()],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=setup.root,
-        env=env,
-    )
+    proc = setup.start(subprocess.PIPE, subprocess.PIPE, subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
 
     def send(line: bytes) -> None:

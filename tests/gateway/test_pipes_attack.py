@@ -9,7 +9,6 @@ import os
 import select
 import socket
 import subprocess
-import sys
 import time
 from typing import IO, Any
 
@@ -38,15 +37,7 @@ def _call(id_: int, name: str, arguments: dict[str, Any]) -> bytes:
 
 
 def _start(setup: Setup, stdin: Any, stdout: Any) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    return subprocess.Popen(
-        [sys.executable, *setup.gateway_args()],
-        stdin=stdin,
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        cwd=setup.root,
-        env=env,
-    )
+    return setup.start(stdin, stdout, subprocess.PIPE)
 
 
 def _reply(out: IO[bytes], timeout: float = 20) -> dict[str, Any]:
@@ -152,13 +143,10 @@ def test_a_client_that_hangs_up_on_stdout_ends_the_gateway(setup: Setup) -> None
 def test_a_gateway_started_with_stderr_closed_still_serves(setup: Setup) -> None:
     """A client may start it with fd 2 closed: upstream servers get stderr as their error
     log, so without an open fd 2 the first upstream start failed and the gateway died."""
-    proc = subprocess.Popen(
-        [sys.executable, *setup.gateway_args()],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        cwd=setup.root,
-        env={**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+    proc = setup.start(
+        subprocess.PIPE,
+        subprocess.PIPE,
+        subprocess.DEVNULL,
         preexec_fn=lambda: os.close(2),  # in the child, before exec
     )
     assert proc.stdin is not None and proc.stdout is not None
@@ -167,8 +155,8 @@ def test_a_gateway_started_with_stderr_closed_still_serves(setup: Setup) -> None
             _line(INIT) + _line(INITIALIZED) + _call(2, "rec__exec", {"command": "ls"})
         )
         proc.stdin.flush()
-        answers = {_reply(proc.stdout)["id"]: None for _ in range(2)}
-        assert set(answers) == {1, 2}
+        answers = {_reply(proc.stdout)["id"] for _ in range(2)}
+        assert answers == {1, 2}
         assert len(setup.records()) == 1  # the call reached the upstream server
     finally:
         proc.stdin.close()

@@ -76,9 +76,10 @@ def handle(payload: Any, policy: CompiledPolicy, options: HostOptions) -> HostRe
             call = read_call(payload, host)
             decided = _decide(call, facts, policy, options)
             record = _record(options, facts, call, decided)
-            if _ask_refused(host, decided, options.ask):
-                record["answered"] = DENY  # what the host was told, beside the policy's verdict
-            return HostReply(_render(host, decided, options.ask), "", 0, record)
+            told = _as_told(host, decided, options.ask)
+            if told.verdict != decided.verdict:
+                record["answered"] = told.verdict  # what the host was told, beside the policy's
+            return HostReply(_render(host, told), "", 0, record)
         if host.list_event is not None and facts.event == host.list_event:
             return _list_reply(host, facts, policy, options)
         expected = " or ".join(e for e in (host.call_event, host.list_event) if e)
@@ -218,23 +219,21 @@ def call_decision(
 # -- replying ------------------------------------------------------------------------------
 
 
-def _ask_refused(host: Host, decided: Decided, ask: bool) -> str | None:
-    """Why an ask is answered as a refusal (the host cannot ask, or no one can answer in this
-    run: `ask` False), or None when it is not an ask or can be asked."""
-    if decided.verdict != ASK:
-        return None
+def _as_told(host: Host, decided: Decided, ask: bool) -> Decided:
+    """The verdict the host is told: an ask is a refusal that says approval is needed when
+    the host cannot ask from a hook, or no one can answer in this run (`ask` False)."""
+    if decided.verdict != ASK or (host.can_ask and ask):
+        return decided
+    why = "no one can answer in this run, --no-ask"
     if not host.can_ask:
-        return "this host cannot ask a person from a hook"
-    return None if ask else "no one can answer in this run, --no-ask"
+        why = "this host cannot ask a person from a hook"
+    reason = f"{decided.reason} ({why}: approval is needed)"
+    return Decided(DENY, reason, decided.layer, decided.entry, decided.source)
 
 
-def _render(host: Host, decided: Decided, ask: bool = True) -> str:
-    """The reply on stdout for a decided call, in the host's protocol; `ask` False: no one
-    can answer an ask in this run."""
+def _render(host: Host, decided: Decided) -> str:
+    """The reply on stdout for a call whose verdict the host is told, in its protocol."""
     verdict, reason = decided.verdict, decided.reason
-    why = _ask_refused(host, decided, ask)
-    if why is not None:
-        verdict, reason = DENY, f"{reason} ({why}: approval is needed)"
     if verdict == ALLOW and not host.can_allow:
         return ""  # silence is the host's "no objection"
     if host.name == "gemini-cli":
